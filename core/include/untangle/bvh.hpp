@@ -1,0 +1,58 @@
+// Bvh: a bounding volume hierarchy over the mesh leaves (quads or lone triangles), one tree per
+// piece. Built top-down once, refit bottom-up each frame keeping its shape (SPEC "BVH").
+// Self traversal culls regions that cannot intersect themselves: normal cone under 90 degrees
+// and a border that does not overlap itself seen along the cone axis (Volino 1994).
+#pragma once
+
+#include <span>
+
+#include "untangle/kdop.hpp"
+#include "untangle/mesh.hpp"
+#include "untangle/normal_cone.hpp"
+
+namespace untangle {
+
+struct BvhNode {
+  Kdop18 volume;
+  NormalCone cone;
+  Index left = kNoIndex;   // children; kNoIndex for a leaf node
+  Index right = kNoIndex;
+  Index leaf = kNoIndex;   // index into ClothMesh::leaves for a leaf node
+  Index parent = kNoIndex;
+  Index piece = 0;
+  bool cullable = false;   // set by refit: this node's region cannot intersect itself
+};
+
+using LeafPair = std::array<Index, 2>;  // indices into ClothMesh::leaves, [0] < [1]
+
+struct Candidates {
+  std::vector<LeafPair> leaf_pairs;  // overlapping leaf pairs, deterministic order
+  std::vector<Index> culled_nodes;   // nodes whose self test was skipped (drawn cyan)
+};
+
+class Bvh {
+ public:
+  Bvh(const ClothMesh& mesh, const Positions& positions);
+
+  // Bottom-up: volumes (inflated by `inflation`), normal cones and the culling flag.
+  void refit(const Positions& positions, double inflation = 0.0);
+
+  // Every pair of leaves with overlapping volumes, inside each piece and between pieces.
+  // With cull, self tests of cullable nodes are skipped; it never loses an intersecting pair.
+  // Parallel (OpenMP), with a result that does not depend on the thread count.
+  Candidates find_candidates(bool cull) const;
+
+  const std::vector<BvhNode>& nodes() const { return nodes_; }
+  std::span<const Index> roots() const { return roots_; }  // one per piece
+
+ private:
+  const ClothMesh* mesh_;
+  std::vector<BvhNode> nodes_;
+  std::vector<Index> roots_;
+  // Border edges of each node's region (precomputed at build; the region of a node is the set
+  // of its leaves' triangles), for the projected-border test. Only for disk-like regions.
+  Adjacency node_border_edges_;
+  std::vector<std::uint8_t> node_is_disk_;
+};
+
+}  // namespace untangle

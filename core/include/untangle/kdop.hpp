@@ -1,0 +1,26 @@
+// Kdop18: an 18-sided discrete oriented polytope, min and max along 9 fixed axes (x, y, z and
+// the six diagonals x±y, x±z, y±z). Tighter than a box around sheared cloth, as cheap to test.
+#pragma once
+
+#include <array>
+
+#include "untangle/types.hpp"
+
+namespace untangle {
+
+struct Kdop18 {
+  static constexpr int kAxes = 9;
+  std::array<double, kAxes> min;  // +infinity when empty
+  std::array<double, kAxes> max;  // -infinity when empty
+
+  Kdop18();  // empty
+  void add(const Vec3& p);
+  void merge(const Kdop18& other);
+  void inflate(double distance);  // grows every slab by distance (in world units)
+  bool overlaps(const Kdop18& other) const;
+  bool empty() const;
+  // The 8 corners of the axis-aligned part (axes 0-2), for drawing.
+  std::array<Vec3, 8> box_corners() const;
+};
+
+}  // namespace untangle

@@ -1,0 +1,95 @@
+// ClothMesh: the immutable topology of one or several cloth pieces (objects, sheets), built once
+// from polygon meshes and validated. It owns triangles, edges with their one or two triangles,
+// border flags, vertex rings, the quad pairing of BVH leaves (SPEC "BVH") and the rest shape.
+#pragma once
+
+#include <array>
+#include <span>
+#include <stdexcept>
+#include <string>
+
+#include "untangle/types.hpp"
+
+namespace untangle {
+
+// One piece as the user gives it: positions and polygons of any size (local vertex indices).
+struct PolygonMesh {
+  Positions positions;
+  std::vector<Index> face_sizes;    // number of corners of each polygon
+  std::vector<Index> face_indices;  // corners of all polygons, concatenated
+};
+
+// Thrown by ClothMesh::build with a message that names the piece, face and vertex at fault.
+class MeshError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct MeshEdge {
+  std::array<Index, 2> vertices;   // vertices[0] < vertices[1]
+  std::array<Index, 2> triangles;  // kNoIndex where the edge has only one triangle
+  Index triangle_count = 0;        // 1 = border, 2 = interior, 3+ = non-manifold
+};
+
+// A BVH leaf: a quad (two triangles sharing an edge) or a lone triangle (second = kNoIndex).
+using Leaf = std::array<Index, 2>;
+
+// Compressed rows: the items of row i are items[offsets[i] .. offsets[i+1]).
+struct Adjacency {
+  std::vector<Index> offsets;
+  std::vector<Index> items;
+  std::span<const Index> operator[](Index i) const {
+    return {items.data() + offsets[i], items.data() + offsets[i + 1]};
+  }
+};
+
+struct MeshReport {
+  std::size_t degenerate_triangles = 0;  // zero area: kept out of detection
+  std::size_t duplicate_triangles = 0;   // same three vertices as an earlier one: kept out too
+  std::size_t non_manifold_edges = 0;    // 3+ triangles: accepted
+};
+
+class ClothMesh {
+ public:
+  // Builds and validates. Vertices of piece p follow those of pieces 0..p-1 in global order.
+  // Throws MeshError on: no piece, a piece without vertices or faces, a face with fewer than
+  // 3 corners or a repeated corner, an index out of range, a non-finite coordinate.
+  static ClothMesh build(std::span<const PolygonMesh> pieces);
+
+  std::size_t vertex_count() const { return rest_positions.size(); }
+  std::size_t triangle_count() const { return triangles.size(); }
+  std::size_t piece_count() const { return piece_vertex_begin.size() - 1; }
+  std::size_t polygon_count() const { return polygon_triangle_begin.size() - 1; }
+
+  // The three corners of triangle t; edge k of t joins corners k and (k + 1) % 3.
+  std::vector<std::array<Index, 3>> triangles;
+  std::vector<std::array<Index, 3>> triangle_edges;
+  std::vector<Index> triangle_piece;
+  std::vector<Index> triangle_polygon;          // the input polygon (global numbering)
+  std::vector<std::uint8_t> triangle_detectable;  // 0 for degenerate and duplicate triangles
+  std::vector<Index> polygon_triangle_begin;    // triangles of polygon f: [begin[f], begin[f+1])
+
+  std::vector<MeshEdge> edges;
+  std::vector<std::uint8_t> edge_is_border;    // exactly one triangle
+  std::vector<std::uint8_t> vertex_is_border;  // on a border edge
+
+  std::vector<Index> vertex_piece;
+  std::vector<Index> piece_vertex_begin;    // vertices of piece p: [begin[p], begin[p+1])
+  std::vector<Index> piece_triangle_begin;  // triangles of piece p: [begin[p], begin[p+1])
+
+  Adjacency vertex_neighbors;  // vertices sharing an edge
+  Adjacency vertex_ring;       // vertices sharing a polygon (the 8 neighbours on a quad grid)
+  Adjacency vertex_triangles;  // triangles using the vertex
+  Adjacency vertex_edges;      // edges using the vertex
+
+  std::vector<Leaf> leaves;          // BVH leaves, all triangles (detectable or not) once
+  std::vector<Index> triangle_leaf;  // the leaf that holds triangle t
+
+  Positions rest_positions;   // the positions given to build
+  std::vector<double> rest_edge_lengths;
+  double mean_edge_length = 0;  // the "particle spacing" of non-grid meshes
+
+  MeshReport report;
+};
+
+}  // namespace untangle

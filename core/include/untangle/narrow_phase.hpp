@@ -1,0 +1,44 @@
+// The narrow phase: for every candidate triangle pair, the three edges of each triangle against
+// the other triangle (Moller-Trumbore). Two hits of one pair are one contour segment. Pairs that
+// share a vertex are skipped; hits exactly through a vertex or an edge are dropped and counted.
+#pragma once
+
+#include "untangle/bvh.hpp"
+
+namespace untangle {
+
+// An edge of one triangle crossing the inside of another.
+struct Hit {
+  Index edge = kNoIndex;      // ClothMesh::edges index
+  Index triangle = kNoIndex;  // the triangle it crosses
+  Vec3 point = Vec3::Zero();
+  double t = 0;               // point = (1 - t) * x[v0] + t * x[v1], v = edges[edge].vertices
+  Vec3 barycentric = Vec3::Zero();  // of point, for the triangle's corners 0, 1, 2
+};
+
+// The piece of contour inside one intersecting triangle pair: between its two hits.
+struct Segment {
+  std::array<Index, 2> triangles;  // triangles[0] < triangles[1]
+  std::array<Index, 2> hits;       // indices into Intersections::hits
+};
+
+struct Intersections {
+  std::vector<Hit> hits;           // unique, sorted by (edge, triangle)
+  std::vector<Segment> segments;   // sorted by triangles
+  std::vector<std::array<Index, 2>> pairs;  // triangle pairs with at least one hit, a < b, sorted
+  std::size_t dropped_hits = 0;    // exactly through a vertex or an edge: dropped this frame
+  std::size_t candidate_pairs = 0;  // triangle pairs tested by the narrow phase
+  std::vector<Index> culled_nodes;
+  double broad_seconds = 0;
+  double narrow_seconds = 0;
+};
+
+struct DetectOptions {
+  bool cull = true;
+};
+
+// The BVH must have been refit to `positions`.
+Intersections find_intersections(const ClothMesh& mesh, const Bvh& bvh, const Positions& positions,
+                                 const DetectOptions& options = {});
+
+}  // namespace untangle

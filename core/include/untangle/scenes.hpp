@@ -1,0 +1,39 @@
+// Scenes: pure functions returning the description of the three reference scenes of the SPEC
+// (tangled start, dropped cloth, two sheets). A description is also what the C ABI builds a
+// world from when the caller brings its own meshes.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "untangle/mesh.hpp"
+#include "untangle/settings.hpp"
+
+namespace untangle {
+
+struct Sphere {
+  Vec3 center = Vec3::Zero();
+  double radius = 1;
+};
+
+struct Scene {
+  std::string name;
+  std::vector<PolygonMesh> pieces;  // positions here are the rest shape
+  Positions initial_positions;      // empty = the rest shape
+  Positions initial_velocities;     // empty = zero
+  std::vector<double> inverse_mass;  // per global vertex, 0 = pinned; empty = all 1
+  std::vector<Sphere> spheres;
+  std::optional<double> ground_height;  // z of the ground plane (z is up)
+  Settings settings;
+  Index grid_columns = 0;  // for grid scenes: particles per row of each piece (0: not a grid)
+};
+
+Scene tangled_start();
+Scene dropped_cloth();
+Scene two_sheets();
+
+// "tangled-start", "dropped-cloth", "two-sheets"; throws std::invalid_argument otherwise.
+Scene make_scene(std::string_view name);
+
+}  // namespace untangle

@@ -1,0 +1,52 @@
+// Untangler: one mesh state in, an intersection-free state out (SPEC "The product", DESIGN
+// "static untangler"). It runs the frame pipeline's own stages with no gravity and a soft pull
+// toward the input shape, until no intersection is left or an iteration limit is reached; and
+// the same frame by frame over a cache, carrying each frame's correction into the next.
+#pragma once
+
+#include <functional>
+#include <span>
+
+#include "untangle/world.hpp"
+
+namespace untangle {
+
+struct UntangleOptions {
+  Settings settings;        // method, strength, thickness, threads; gravity is ignored
+  int max_iterations = 300; // pipeline frames at most
+  double pull_stiffness = 0.05;  // soft pull toward the input positions, per frame (0..1)
+};
+
+struct UntangleReport {
+  std::size_t pairs_before = 0;
+  std::size_t pairs_after = 0;
+  int iterations = 0;
+  std::array<std::size_t, 3> contours_left{};  // loop, boundary, crease
+  double max_displacement = 0;   // from the input
+  double mean_displacement = 0;
+  double max_edge_strain = 0;    // max |length_out / length_in - 1| over all edges
+  bool cancelled = false;
+  double seconds = 0;
+};
+
+// Called after every iteration with (iteration, max_iterations, pairs); return false to cancel.
+using Progress = std::function<bool(int, int, std::size_t)>;
+
+// rest: the shape whose edge lengths and bending the solver keeps (default: the input itself).
+// On cancel, output holds the last state reached; input is never modified.
+UntangleReport untangle(const ClothMesh& mesh, const Positions& input, const Positions* rest,
+                        const UntangleOptions& options, Positions& output,
+                        const Progress& progress = {});
+
+struct SequenceReport {
+  std::vector<UntangleReport> frames;
+  bool cancelled = false;  // frames holds the frames finished before the cancel
+};
+
+// Untangles every frame; unless independent, frame f+1 starts from input[f+1] + (output[f] -
+// input[f]). Each input frame is its own reference shape. progress gets (frame, frames, pairs).
+SequenceReport untangle_sequence(const ClothMesh& mesh, std::span<const Positions> frames,
+                                 const UntangleOptions& options, bool independent,
+                                 std::vector<Positions>& output, const Progress& progress = {});
+
+}  // namespace untangle

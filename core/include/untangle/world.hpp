@@ -1,0 +1,89 @@
+// World: the frame pipeline of the SPEC. Each step runs predict, BVH refit, intersections,
+// contours, the untangling response, the XPBD solver iterations and the velocity update, and
+// records FrameStats. Safe to use from one thread at a time; several worlds run in parallel.
+#pragma once
+
+#include <array>
+#include <memory>
+
+#include "untangle/bvh.hpp"
+#include "untangle/contours.hpp"
+#include "untangle/response.hpp"
+#include "untangle/scenes.hpp"
+
+namespace untangle {
+
+struct StageSeconds {
+  double predict = 0, refit = 0, broad = 0, narrow = 0, contours = 0, response = 0, solve = 0,
+         velocities = 0, total = 0;
+};
+
+struct FrameStats {
+  std::size_t frame = 0;  // frames stepped so far
+  std::size_t pairs = 0;  // intersecting triangle pairs found this frame (before the response)
+  std::size_t hits = 0;
+  std::size_t dropped_hits = 0;
+  std::array<std::size_t, 3> contours_by_type{};  // loop, boundary, crease
+  std::size_t culled_nodes = 0;
+  std::size_t proximity_pairs = 0;
+  std::size_t stuck_contours = 0;
+  double max_edge_strain = 0;  // max |length / rest - 1| after the frame
+  double kinetic_energy = 0;   // sum of m v^2 / 2 after the frame
+  StageSeconds seconds;
+};
+
+class Solver;
+
+class World {
+ public:
+  // Throws MeshError for a bad mesh, std::invalid_argument for bad settings or array sizes.
+  explicit World(const Scene& scene);
+  ~World();
+  World(World&&) noexcept;
+  World& operator=(World&&) noexcept;
+
+  void step();
+
+  const ClothMesh& mesh() const { return mesh_; }
+  const Positions& positions() const { return positions_; }
+  const Positions& velocities() const { return velocities_; }
+  const std::vector<double>& inverse_mass() const { return inverse_mass_; }
+  const Settings& settings() const { return settings_; }
+  const FrameStats& stats() const { return stats_; }
+  const Intersections& intersections() const { return intersections_; }
+  const Contours& contours() const { return contours_; }
+  const Bvh& bvh() const { return *bvh_; }
+
+  // Validates first (std::invalid_argument); a failed call changes nothing.
+  void set_settings(const Settings& settings);
+  void set_positions(const Positions& positions);  // velocities are kept
+  void set_velocities(const Positions& velocities);
+
+  // Detect on the current positions without stepping (refit, intersections, contours).
+  void detect();
+
+  // Grab (SPEC "Grab"): picks the nearest free particle along the ray within pick_radius of it;
+  // false when none. grab_move throws std::logic_error without a grab.
+  bool grab_begin(const Vec3& origin, const Vec3& direction, double pick_radius);
+  void grab_move(const Vec3& target, const Vec3& plane_normal);
+  void grab_end();
+  Index grabbed_particle() const { return grabbed_; }  // kNoIndex when none
+
+ private:
+  ClothMesh mesh_;
+  Settings settings_;
+  Positions positions_;
+  Positions velocities_;
+  std::vector<double> inverse_mass_;
+  std::vector<Sphere> spheres_;
+  std::optional<double> ground_height_;
+  std::unique_ptr<Bvh> bvh_;
+  std::unique_ptr<Solver> solver_;
+  std::unique_ptr<Response> response_;
+  Intersections intersections_;
+  Contours contours_;
+  FrameStats stats_;
+  Index grabbed_ = kNoIndex;
+};
+
+}  // namespace untangle
