@@ -30,6 +30,7 @@ struct ResponseInput {
   const Contours& contours;
   const Settings& settings;
   double spacing;  // resolved: settings.spacing or the mesh's mean rest edge length
+  const Bvh& bvh;  // refit to positions this frame (inflated by the thickness)
 };
 
 class Response {
