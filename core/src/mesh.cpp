@@ -1,0 +1,286 @@
+#include "untangle/mesh.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <sstream>
+#include <string>
+
+namespace untangle {
+namespace {
+
+template <typename... Parts>
+std::string message(const Parts&... parts) {
+  std::ostringstream out;
+  (out << ... << parts);
+  return out.str();
+}
+
+// The prefix of every message about piece p; a single piece needs no name.
+std::string where(std::size_t piece, std::size_t piece_count) {
+  return piece_count > 1 ? message("piece ", piece, ": ") : std::string();
+}
+
+void validate_piece(const PolygonMesh& piece, std::size_t p, std::size_t piece_count) {
+  const std::string at = where(p, piece_count);
+  const std::size_t n = piece.positions.size();
+  if (n == 0) throw MeshError(at + "the mesh has no vertices");
+  if (piece.face_sizes.empty()) throw MeshError(at + "the mesh has no faces");
+  if (n >= kNoIndex) throw MeshError(at + "the mesh has too many vertices");
+  for (std::size_t v = 0; v < n; ++v) {
+    if (!piece.positions[v].allFinite()) {
+      throw MeshError(message(at, "vertex ", v, " has a non-finite coordinate (NaN or Inf)"));
+    }
+  }
+  std::size_t corners = 0;
+  for (Index size : piece.face_sizes) corners += size;
+  if (corners != piece.face_indices.size()) {
+    throw MeshError(message(at, "the face sizes add up to ", corners, " corners, but ",
+                            piece.face_indices.size(), " vertex indices were given"));
+  }
+  std::size_t first = 0;
+  std::vector<Index> sorted;
+  for (std::size_t f = 0; f < piece.face_sizes.size(); ++f) {
+    const Index size = piece.face_sizes[f];
+    if (size < 3) throw MeshError(message(at, "face ", f, " has ", size, " corners (at least 3)"));
+    sorted.assign(piece.face_indices.begin() + first, piece.face_indices.begin() + first + size);
+    for (Index v : sorted) {
+      if (v >= n) {
+        throw MeshError(
+            message(at, "face ", f, " uses vertex ", v, ", but the mesh has ", n, " vertices"));
+      }
+    }
+    std::sort(sorted.begin(), sorted.end());
+    auto repeated = std::adjacent_find(sorted.begin(), sorted.end());
+    if (repeated != sorted.end()) {
+      throw MeshError(message(at, "face ", f, " uses vertex ", *repeated, " more than once"));
+    }
+    first += size;
+  }
+}
+
+Adjacency make_adjacency(std::size_t rows, std::vector<std::pair<Index, Index>>& row_item) {
+  std::sort(row_item.begin(), row_item.end());
+  row_item.erase(std::unique(row_item.begin(), row_item.end()), row_item.end());
+  Adjacency adjacency;
+  adjacency.offsets.assign(rows + 1, 0);
+  adjacency.items.reserve(row_item.size());
+  for (const auto& [row, item] : row_item) {
+    ++adjacency.offsets[row + 1];
+    adjacency.items.push_back(item);
+  }
+  std::partial_sum(adjacency.offsets.begin(), adjacency.offsets.end(), adjacency.offsets.begin());
+  return adjacency;
+}
+
+void build_edges(ClothMesh& mesh) {
+  struct Corner {
+    Index a, b, triangle, slot;
+  };
+  std::vector<Corner> corners;
+  corners.reserve(mesh.triangle_count() * 3);
+  for (Index t = 0; t < mesh.triangle_count(); ++t) {
+    for (Index k = 0; k < 3; ++k) {
+      Index a = mesh.triangles[t][k];
+      Index b = mesh.triangles[t][(k + 1) % 3];
+      corners.push_back({std::min(a, b), std::max(a, b), t, k});
+    }
+  }
+  std::sort(corners.begin(), corners.end(), [](const Corner& x, const Corner& y) {
+    return std::tie(x.a, x.b, x.triangle) < std::tie(y.a, y.b, y.triangle);
+  });
+  mesh.triangle_edges.assign(mesh.triangle_count(), {kNoIndex, kNoIndex, kNoIndex});
+  for (std::size_t i = 0; i < corners.size();) {
+    MeshEdge edge;
+    edge.vertices = {corners[i].a, corners[i].b};
+    edge.triangles = {kNoIndex, kNoIndex};
+    const Index e = static_cast<Index>(mesh.edges.size());
+    std::size_t j = i;
+    for (;
+         j < corners.size() && corners[j].a == edge.vertices[0] && corners[j].b == edge.vertices[1];
+         ++j) {
+      if (edge.triangle_count < 2) edge.triangles[edge.triangle_count] = corners[j].triangle;
+      ++edge.triangle_count;
+      mesh.triangle_edges[corners[j].triangle][corners[j].slot] = e;
+    }
+    if (edge.triangle_count > 2) ++mesh.report.non_manifold_edges;
+    mesh.edges.push_back(edge);
+    i = j;
+  }
+  mesh.edge_is_border.assign(mesh.edges.size(), 0);
+  mesh.vertex_is_border.assign(mesh.vertex_count(), 0);
+  for (std::size_t e = 0; e < mesh.edges.size(); ++e) {
+    if (mesh.edges[e].triangle_count == 1) {
+      mesh.edge_is_border[e] = 1;
+      mesh.vertex_is_border[mesh.edges[e].vertices[0]] = 1;
+      mesh.vertex_is_border[mesh.edges[e].vertices[1]] = 1;
+    }
+  }
+}
+
+// Zero-area and repeated triangles would give undefined normals or duplicate every hit: they
+// stay in the topology (and bound the BVH) but never take part in detection.
+void mark_undetectable(ClothMesh& mesh) {
+  mesh.triangle_detectable.assign(mesh.triangle_count(), 1);
+  const auto& x = mesh.rest_positions;
+  for (Index t = 0; t < mesh.triangle_count(); ++t) {
+    const auto& [a, b, c] = mesh.triangles[t];
+    const Vec3 ab = x[b] - x[a], ac = x[c] - x[a], bc = x[c] - x[b];
+    const double scale = ab.squaredNorm() + ac.squaredNorm() + bc.squaredNorm();
+    // Relative to the squared edge lengths, so the test does not depend on the mesh's units.
+    if (!(ab.cross(ac).norm() > 1e-12 * scale)) {
+      mesh.triangle_detectable[t] = 0;
+      ++mesh.report.degenerate_triangles;
+    }
+  }
+  std::vector<std::pair<std::array<Index, 3>, Index>> sorted_corners;
+  sorted_corners.reserve(mesh.triangle_count());
+  for (Index t = 0; t < mesh.triangle_count(); ++t) {
+    auto corners = mesh.triangles[t];
+    std::sort(corners.begin(), corners.end());
+    sorted_corners.push_back({corners, t});
+  }
+  std::sort(sorted_corners.begin(), sorted_corners.end());
+  for (std::size_t i = 1; i < sorted_corners.size(); ++i) {
+    if (sorted_corners[i].first == sorted_corners[i - 1].first) {
+      const Index t = sorted_corners[i].second;
+      if (mesh.triangle_detectable[t]) ++mesh.report.duplicate_triangles;
+      mesh.triangle_detectable[t] = 0;
+    }
+  }
+}
+
+// A quad (or a pair of fan triangles of an n-gon) is one leaf; lone input triangles are paired
+// with a lone neighbour across an edge where one is free, so most leaves hold two triangles.
+void build_leaves(ClothMesh& mesh) {
+  mesh.triangle_leaf.assign(mesh.triangle_count(), kNoIndex);
+  auto add_leaf = [&mesh](Index a, Index b) {
+    const Index leaf = static_cast<Index>(mesh.leaves.size());
+    mesh.leaves.push_back({a, b});
+    mesh.triangle_leaf[a] = leaf;
+    if (b != kNoIndex) mesh.triangle_leaf[b] = leaf;
+  };
+  std::vector<std::uint8_t> lone(mesh.triangle_count(), 0);
+  for (Index f = 0; f < mesh.polygon_count(); ++f) {
+    const Index begin = mesh.polygon_triangle_begin[f], end = mesh.polygon_triangle_begin[f + 1];
+    if (end - begin == 1) lone[begin] = 1;
+  }
+  for (Index f = 0; f < mesh.polygon_count(); ++f) {
+    const Index begin = mesh.polygon_triangle_begin[f], end = mesh.polygon_triangle_begin[f + 1];
+    if (end - begin == 1) {
+      if (mesh.triangle_leaf[begin] != kNoIndex) continue;
+      Index partner = kNoIndex;
+      for (Index e : mesh.triangle_edges[begin]) {
+        const MeshEdge& edge = mesh.edges[e];
+        if (edge.triangle_count != 2) continue;
+        const Index other = edge.triangles[0] == begin ? edge.triangles[1] : edge.triangles[0];
+        if (lone[other] && mesh.triangle_leaf[other] == kNoIndex) {
+          partner = other;
+          break;
+        }
+      }
+      add_leaf(begin, partner);
+      continue;
+    }
+    // Consecutive fan triangles share the edge (corner 0, corner i + 1).
+    for (Index t = begin; t < end; t += 2) add_leaf(t, t + 1 < end ? t + 1 : kNoIndex);
+  }
+}
+
+void build_adjacency(ClothMesh& mesh, const std::vector<Index>& polygon_corners,
+                     const std::vector<Index>& polygon_corner_begin) {
+  const std::size_t n = mesh.vertex_count();
+  std::vector<std::pair<Index, Index>> pairs;
+  pairs.reserve(mesh.edges.size() * 2);
+  for (const MeshEdge& edge : mesh.edges) {
+    pairs.push_back({edge.vertices[0], edge.vertices[1]});
+    pairs.push_back({edge.vertices[1], edge.vertices[0]});
+  }
+  mesh.vertex_neighbors = make_adjacency(n, pairs);
+
+  pairs.clear();
+  for (Index e = 0; e < mesh.edges.size(); ++e) {
+    pairs.push_back({mesh.edges[e].vertices[0], e});
+    pairs.push_back({mesh.edges[e].vertices[1], e});
+  }
+  mesh.vertex_edges = make_adjacency(n, pairs);
+
+  pairs.clear();
+  for (Index t = 0; t < mesh.triangle_count(); ++t) {
+    for (Index v : mesh.triangles[t]) pairs.push_back({v, t});
+  }
+  mesh.vertex_triangles = make_adjacency(n, pairs);
+
+  pairs.clear();
+  for (std::size_t f = 0; f + 1 < polygon_corner_begin.size(); ++f) {
+    for (Index i = polygon_corner_begin[f]; i < polygon_corner_begin[f + 1]; ++i) {
+      for (Index j = polygon_corner_begin[f]; j < polygon_corner_begin[f + 1]; ++j) {
+        if (i != j) pairs.push_back({polygon_corners[i], polygon_corners[j]});
+      }
+    }
+  }
+  mesh.vertex_ring = make_adjacency(n, pairs);
+}
+
+}  // namespace
+
+ClothMesh ClothMesh::build(std::span<const PolygonMesh> pieces) {
+  if (pieces.empty()) throw MeshError("no mesh was given");
+  std::size_t total_vertices = 0;
+  for (std::size_t p = 0; p < pieces.size(); ++p) {
+    validate_piece(pieces[p], p, pieces.size());
+    total_vertices += pieces[p].positions.size();
+  }
+  if (total_vertices >= kNoIndex) throw MeshError("the meshes have too many vertices");
+
+  ClothMesh mesh;
+  mesh.rest_positions.reserve(total_vertices);
+  mesh.piece_vertex_begin.push_back(0);
+  mesh.piece_triangle_begin.push_back(0);
+  mesh.polygon_triangle_begin.push_back(0);
+  std::vector<Index> polygon_corners;  // global vertex indices of every polygon's corners
+  std::vector<Index> polygon_corner_begin{0};
+  for (std::size_t p = 0; p < pieces.size(); ++p) {
+    const PolygonMesh& piece = pieces[p];
+    const Index offset = static_cast<Index>(mesh.rest_positions.size());
+    mesh.rest_positions.insert(mesh.rest_positions.end(), piece.positions.begin(),
+                               piece.positions.end());
+    mesh.vertex_piece.insert(mesh.vertex_piece.end(), piece.positions.size(),
+                             static_cast<Index>(p));
+    std::size_t first = 0;
+    for (Index size : piece.face_sizes) {
+      const Index* corner = piece.face_indices.data() + first;
+      const Index polygon = static_cast<Index>(mesh.polygon_triangle_begin.size() - 1);
+      for (Index i = 0; i < size; ++i) polygon_corners.push_back(offset + corner[i]);
+      polygon_corner_begin.push_back(static_cast<Index>(polygon_corners.size()));
+      // A fan from corner 0: exact for quads and convex n-gons, the faces Blender users model.
+      for (Index i = 1; i + 1 < size; ++i) {
+        mesh.triangles.push_back({offset + corner[0], offset + corner[i], offset + corner[i + 1]});
+        mesh.triangle_piece.push_back(static_cast<Index>(p));
+        mesh.triangle_polygon.push_back(polygon);
+      }
+      mesh.polygon_triangle_begin.push_back(static_cast<Index>(mesh.triangles.size()));
+      first += size;
+    }
+    mesh.piece_vertex_begin.push_back(static_cast<Index>(mesh.rest_positions.size()));
+    mesh.piece_triangle_begin.push_back(static_cast<Index>(mesh.triangles.size()));
+  }
+
+  build_edges(mesh);
+  mark_undetectable(mesh);
+  build_leaves(mesh);
+  build_adjacency(mesh, polygon_corners, polygon_corner_begin);
+
+  mesh.rest_edge_lengths.reserve(mesh.edges.size());
+  double sum = 0;
+  for (const MeshEdge& edge : mesh.edges) {
+    const double length =
+        (mesh.rest_positions[edge.vertices[1]] - mesh.rest_positions[edge.vertices[0]]).norm();
+    mesh.rest_edge_lengths.push_back(length);
+    sum += length;
+  }
+  mesh.mean_edge_length = mesh.edges.empty() ? 0.0 : sum / static_cast<double>(mesh.edges.size());
+  return mesh;
+}
+
+}  // namespace untangle

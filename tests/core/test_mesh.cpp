@@ -1,0 +1,180 @@
+// ClothMesh: topology counts checked against closed-form grid formulas, and every validation
+// error reported with a message that names the face and vertex at fault.
+#include <gtest/gtest.h>
+
+#include "untangle/mesh.hpp"
+
+namespace untangle {
+namespace {
+
+// A grid of (columns x rows) particles as quads, in the plane z = 0.
+PolygonMesh quad_grid(Index columns, Index rows, double spacing = 1.0) {
+  PolygonMesh mesh;
+  for (Index j = 0; j < rows; ++j) {
+    for (Index i = 0; i < columns; ++i) mesh.positions.push_back(Vec3(i * spacing, j * spacing, 0));
+  }
+  for (Index j = 0; j + 1 < rows; ++j) {
+    for (Index i = 0; i + 1 < columns; ++i) {
+      const Index v = j * columns + i;
+      mesh.face_sizes.push_back(4);
+      mesh.face_indices.insert(mesh.face_indices.end(), {v, v + 1, v + columns + 1, v + columns});
+    }
+  }
+  return mesh;
+}
+
+ClothMesh build_one(const PolygonMesh& piece) {
+  return ClothMesh::build(std::span(&piece, 1));
+}
+
+std::string build_error(const PolygonMesh& piece) {
+  try {
+    build_one(piece);
+  } catch (const MeshError& error) {
+    return error.what();
+  }
+  return "no error";
+}
+
+TEST(ClothMesh, QuadGridTopologyMatchesClosedForm) {
+  const Index c = 7, r = 5;
+  const ClothMesh mesh = build_one(quad_grid(c, r));
+  const std::size_t quads = (c - 1) * (r - 1);
+  EXPECT_EQ(mesh.vertex_count(), c * r);
+  EXPECT_EQ(mesh.triangle_count(), 2 * quads);
+  // Horizontal + vertical + one diagonal per quad.
+  EXPECT_EQ(mesh.edges.size(), (c - 1) * r + c * (r - 1) + quads);
+  std::size_t border_edges = 0, border_vertices = 0;
+  for (auto b : mesh.edge_is_border) border_edges += b;
+  for (auto b : mesh.vertex_is_border) border_vertices += b;
+  EXPECT_EQ(border_edges, 2 * (c - 1) + 2 * (r - 1));
+  EXPECT_EQ(border_vertices, 2 * c + 2 * (r - 2));
+  EXPECT_EQ(mesh.leaves.size(), quads);  // one leaf per quad
+  for (const Leaf& leaf : mesh.leaves) {
+    EXPECT_NE(leaf[1], kNoIndex);
+    EXPECT_EQ(mesh.triangle_polygon[leaf[0]], mesh.triangle_polygon[leaf[1]]);
+  }
+  const Index interior = 2 * c + 3;
+  EXPECT_EQ(mesh.vertex_ring[interior].size(), 8u);  // the 8 grid neighbours
+  EXPECT_EQ(mesh.report.non_manifold_edges, 0u);
+  const double straight = (c - 1) * r + c * (r - 1);
+  EXPECT_NEAR(mesh.mean_edge_length, (straight + quads * std::sqrt(2.0)) / (straight + quads),
+              1e-12);
+}
+
+TEST(ClothMesh, EveryEdgeKnowsItsTriangles) {
+  const ClothMesh mesh = build_one(quad_grid(4, 4));
+  for (Index t = 0; t < mesh.triangle_count(); ++t) {
+    for (Index k = 0; k < 3; ++k) {
+      const MeshEdge& edge = mesh.edges[mesh.triangle_edges[t][k]];
+      const Index a = mesh.triangles[t][k], b = mesh.triangles[t][(k + 1) % 3];
+      EXPECT_EQ(edge.vertices[0], std::min(a, b));
+      EXPECT_EQ(edge.vertices[1], std::max(a, b));
+      EXPECT_TRUE(edge.triangles[0] == t || edge.triangles[1] == t);
+    }
+  }
+}
+
+TEST(ClothMesh, PiecesAreNumberedInOrder) {
+  const std::vector<PolygonMesh> pieces{quad_grid(3, 3), quad_grid(4, 2)};
+  const ClothMesh mesh = ClothMesh::build(pieces);
+  EXPECT_EQ(mesh.piece_count(), 2u);
+  EXPECT_EQ(mesh.piece_vertex_begin, (std::vector<Index>{0, 9, 17}));
+  EXPECT_EQ(mesh.vertex_piece[8], 0u);
+  EXPECT_EQ(mesh.vertex_piece[9], 1u);
+  EXPECT_EQ(mesh.triangles[mesh.piece_triangle_begin[1]][0], 9u);
+  for (Index t = 0; t < mesh.triangle_count(); ++t) {
+    for (Index v : mesh.triangles[t]) EXPECT_EQ(mesh.vertex_piece[v], mesh.triangle_piece[t]);
+  }
+}
+
+TEST(ClothMesh, TrianglesArePairedIntoLeavesAcrossEdges) {
+  // A quad given as two triangles: one leaf of two.
+  PolygonMesh mesh{
+      {Vec3(0, 0, 0), Vec3(1, 0, 0), Vec3(1, 1, 0), Vec3(0, 1, 0)}, {3, 3}, {0, 1, 2, 0, 2, 3}};
+  const ClothMesh built = build_one(mesh);
+  ASSERT_EQ(built.leaves.size(), 1u);
+  EXPECT_EQ(built.leaves[0], (Leaf{0, 1}));
+}
+
+TEST(ClothMesh, NgonsAreFannedIntoPairedLeaves) {
+  PolygonMesh hexagon;
+  for (int i = 0; i < 6; ++i) {
+    hexagon.positions.push_back(Vec3(std::cos(i * M_PI / 3), std::sin(i * M_PI / 3), 0));
+  }
+  hexagon.face_sizes = {6};
+  hexagon.face_indices = {0, 1, 2, 3, 4, 5};
+  const ClothMesh mesh = build_one(hexagon);
+  EXPECT_EQ(mesh.triangle_count(), 4u);
+  EXPECT_EQ(mesh.leaves.size(), 2u);
+  std::size_t border = 0;
+  for (auto b : mesh.edge_is_border) border += b;
+  EXPECT_EQ(border, 6u);
+}
+
+TEST(ClothMesh, RejectsIndexOutOfRange) {
+  PolygonMesh mesh = quad_grid(3, 3);
+  mesh.face_indices[2] = 20;
+  EXPECT_EQ(build_error(mesh), "face 0 uses vertex 20, but the mesh has 9 vertices");
+}
+
+TEST(ClothMesh, NamesThePieceWhenThereAreSeveral) {
+  std::vector<PolygonMesh> pieces{quad_grid(3, 3), quad_grid(3, 3)};
+  pieces[1].face_indices[5] = 9;
+  try {
+    ClothMesh::build(pieces);
+    FAIL();
+  } catch (const MeshError& error) {
+    EXPECT_STREQ(error.what(), "piece 1: face 1 uses vertex 9, but the mesh has 9 vertices");
+  }
+}
+
+TEST(ClothMesh, RejectsShortAndRepeatingFaces) {
+  PolygonMesh mesh = quad_grid(3, 3);
+  mesh.face_indices[1] = mesh.face_indices[0];
+  EXPECT_EQ(build_error(mesh), "face 0 uses vertex 0 more than once");
+  PolygonMesh two{{Vec3(0, 0, 0), Vec3(1, 0, 0)}, {2}, {0, 1}};
+  EXPECT_EQ(build_error(two), "face 0 has 2 corners (at least 3)");
+}
+
+TEST(ClothMesh, RejectsNonFiniteCoordinates) {
+  PolygonMesh mesh = quad_grid(3, 3);
+  mesh.positions[4].y() = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_EQ(build_error(mesh), "vertex 4 has a non-finite coordinate (NaN or Inf)");
+  mesh.positions[4].y() = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(build_error(mesh), "vertex 4 has a non-finite coordinate (NaN or Inf)");
+}
+
+TEST(ClothMesh, RejectsEmptyMeshesAndMismatchedCounts) {
+  EXPECT_EQ(build_error(PolygonMesh{}), "the mesh has no vertices");
+  PolygonMesh no_faces{{Vec3(0, 0, 0)}, {}, {}};
+  EXPECT_EQ(build_error(no_faces), "the mesh has no faces");
+  PolygonMesh mesh = quad_grid(3, 3);
+  mesh.face_indices.pop_back();
+  EXPECT_EQ(build_error(mesh),
+            "the face sizes add up to 16 corners, but 15 vertex indices were given");
+  EXPECT_THROW(ClothMesh::build(std::span<const PolygonMesh>()), MeshError);
+}
+
+TEST(ClothMesh, ZeroAreaAndDuplicateTrianglesAreKeptOutOfDetection) {
+  PolygonMesh mesh{{Vec3(0, 0, 0), Vec3(1, 0, 0), Vec3(2, 0, 0), Vec3(0, 1, 0)},
+                   {3, 3, 3},
+                   {0, 1, 2, 0, 1, 3, 1, 3, 0}};
+  const ClothMesh built = build_one(mesh);
+  EXPECT_EQ(built.report.degenerate_triangles, 1u);  // collinear 0, 1, 2
+  EXPECT_EQ(built.report.duplicate_triangles, 1u);   // {0, 1, 3} twice
+  EXPECT_EQ(built.triangle_detectable, (std::vector<std::uint8_t>{0, 1, 0}));
+}
+
+TEST(ClothMesh, NonManifoldEdgesAreAcceptedAndCounted) {
+  // Three triangles on the edge (0, 1).
+  PolygonMesh fan{{Vec3(0, 0, 0), Vec3(1, 0, 0), Vec3(0, 1, 0), Vec3(0, -1, 0), Vec3(0, 0, 1)},
+                  {3, 3, 3},
+                  {0, 1, 2, 1, 0, 3, 0, 1, 4}};
+  const ClothMesh mesh = build_one(fan);
+  EXPECT_EQ(mesh.report.non_manifold_edges, 1u);
+  EXPECT_EQ(mesh.triangle_count(), 3u);
+}
+
+}  // namespace
+}  // namespace untangle
