@@ -1,0 +1,37 @@
+// The boundary of the C ABI: every export runs its body through guard(), which turns every C++
+// exception into a UtStatus and a thread-local message, so nothing C++ crosses the ABI.
+#pragma once
+
+#include <exception>
+#include <string>
+
+#include "untangle.h"
+
+namespace untangle::capi {
+
+// Thrown inside the ABI when a progress callback asked to stop.
+class Cancelled : public std::exception {
+ public:
+  explicit Cancelled(std::string message) : message_(std::move(message)) {}
+  const char* what() const noexcept override { return message_.c_str(); }
+
+ private:
+  std::string message_;
+};
+
+void set_last_error(const std::string& message) noexcept;
+
+// The status for the exception being handled; sets the message. Call only inside a catch.
+UtStatus status_of_current_exception() noexcept;
+
+template <class Body>
+UtStatus guard(Body&& body) noexcept {
+  try {
+    body();
+    return UT_OK;
+  } catch (...) {
+    return status_of_current_exception();
+  }
+}
+
+}  // namespace untangle::capi
