@@ -1,0 +1,115 @@
+// io: the two file formats the tools exchange with other programs. Wavefront OBJ carries the
+// cloth's polygons (its `o`/`g` groups become pieces); PC2 (Blender's Mesh Cache "POINTCACHE2")
+// carries one float32 xyz position per vertex per frame. Parsing never trusts the file.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iosfwd>
+#include <span>
+#include <stdexcept>
+#include <string>
+
+#include "untangle/mesh.hpp"
+
+namespace untangle {
+
+// Thrown for a file that cannot be read or written or whose content is malformed; the message
+// names the file and, for OBJ, the line ("cloth.obj:12: face corner 7 ...").
+class IoError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// An OBJ file as written: every vertex in file order, faces with absolute 0-based indices
+// (texture and normal indices are kNoIndex where a corner has none) and named face groups.
+// Keeping the file's own numbering lets a tool write back what it read with new positions.
+struct ObjMesh {
+  Positions positions;
+  std::vector<Vec3> texcoords;  // u, v, w (w = 0 when absent)
+  std::vector<Vec3> normals;
+  std::vector<Index> face_sizes;
+  std::vector<Index> face_vertices;
+  std::vector<Index> face_texcoords;
+  std::vector<Index> face_normals;
+  // Face f belongs to the last group whose first_face <= f; groups are in file order.
+  struct Group {
+    std::string name;
+    Index first_face = 0;
+  };
+  std::vector<Group> groups;
+
+  std::size_t face_count() const { return face_sizes.size(); }
+};
+
+// The cloth pieces of an OBJ file: one PolygonMesh per piece with local vertex indices.
+// Groups that share a vertex are one piece (they are one connected cloth; splitting them would
+// cut it apart), and their names are joined with '+'. Vertices no face uses belong to no piece.
+struct ObjPieces {
+  std::vector<std::string> names;
+  std::vector<PolygonMesh> meshes;
+  // For each vertex of the pieces in global order (piece 0 first), its index in ObjMesh.
+  std::vector<Index> source_vertex;
+
+  std::size_t vertex_count() const { return source_vertex.size(); }
+};
+
+// Accepts faces of any size, corners as v, v/vt, v//vn and v/vt/vn with positive (1-based) or
+// negative (relative) indices, `#` comments, `\` line continuations and ignores the statements
+// the cloth does not need (materials, smoothing groups, lines, curves). Throws IoError with the
+// line number for malformed numbers, faces with fewer than 3 corners, index 0 or an index out
+// of range, and non-finite coordinates.
+ObjMesh parse_obj(std::istream& in, const std::string& source_name = "<obj>");
+ObjMesh read_obj(const std::filesystem::path& path);
+
+// Writes v, vt, vn (when with_normals), groups as `o` statements and faces with 1-based indices.
+void write_obj(std::ostream& out, const ObjMesh& mesh, bool with_normals = true);
+void write_obj(const std::filesystem::path& path, const ObjMesh& mesh, bool with_normals = true);
+
+// Throws IoError when the file has no face.
+ObjPieces split_pieces(const ObjMesh& mesh);
+
+// Copies positions given in the pieces' global order back to the file's vertices.
+void scatter_positions(const ObjPieces& pieces, const Positions& positions, ObjMesh& mesh);
+
+// An OBJ file holding the given pieces, one `o` group each, in order.
+ObjMesh obj_from_pieces(std::span<const PolygonMesh> pieces, std::span<const std::string> names);
+
+// A PC2 point cache. start_frame and sampling (frames between samples) are the header's floats.
+struct PointCache {
+  std::size_t vertex_count = 0;
+  float start_frame = 0;
+  float sampling = 1;
+  std::vector<Positions> frames;
+};
+
+// Throws IoError for a wrong signature or version, a negative count, a size that does not
+// match the header (truncated or with trailing bytes) and non-finite header or coordinates.
+PointCache read_pc2(const std::filesystem::path& path);
+// Throws IoError when a frame does not have vertex_count positions or a value does not fit.
+void write_pc2(const std::filesystem::path& path, const PointCache& cache);
+
+// Writes a PC2 file frame by frame, so a long run need not keep every frame in memory. The
+// header's frame count is patched by finish() (also from the destructor, which cannot report).
+class Pc2Writer {
+ public:
+  Pc2Writer(const std::filesystem::path& path, std::size_t vertex_count, float start_frame = 0,
+            float sampling = 1);
+  ~Pc2Writer();
+  Pc2Writer(const Pc2Writer&) = delete;
+  Pc2Writer& operator=(const Pc2Writer&) = delete;
+
+  void append(const Positions& frame);
+  void finish();
+  std::size_t frame_count() const { return frame_count_; }
+
+ private:
+  std::filesystem::path path_;
+  std::ofstream out_;
+  std::size_t vertex_count_;
+  std::size_t frame_count_ = 0;
+  bool finished_ = false;
+};
+
+}  // namespace untangle

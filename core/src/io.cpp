@@ -1,0 +1,630 @@
+#include "untangle/io.hpp"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <istream>
+#include <limits>
+#include <numeric>
+#include <ostream>
+#include <sstream>
+#include <string_view>
+#include <system_error>
+#include <unordered_map>
+
+namespace untangle {
+namespace {
+
+std::string errno_message() {
+  return std::error_code(errno, std::generic_category()).message();
+}
+
+// ---------------------------------------------------------------------------------------------
+// OBJ parsing
+
+class ObjParser {
+ public:
+  explicit ObjParser(std::string source) : source_(std::move(source)) {}
+
+  void statement(std::string_view text, std::size_t line) {
+    line_ = line;
+    tokens_.clear();
+    std::size_t i = 0;
+    while (i < text.size()) {
+      while (i < text.size() && is_space(text[i])) ++i;
+      std::size_t j = i;
+      while (j < text.size() && !is_space(text[j])) ++j;
+      if (j > i) tokens_.push_back(text.substr(i, j - i));
+      i = j;
+    }
+    if (tokens_.empty()) return;
+    const std::string_view keyword = tokens_[0];
+    if (keyword == "v") {
+      vertex();
+    } else if (keyword == "vt") {
+      texcoord();
+    } else if (keyword == "vn") {
+      normal();
+    } else if (keyword == "f") {
+      face();
+    } else if (keyword == "o" || keyword == "g") {
+      group();
+    }
+    // Every other statement (mtllib, usemtl, s, l, p, curves, ...) carries nothing the cloth
+    // needs; ignoring it keeps files from other tools readable.
+  }
+
+  ObjMesh finish() {
+    // Positive indices may name an element defined later in the file, so they are checked
+    // against the final counts here, with the line of the face that used them.
+    for (std::size_t f = 0; f < mesh_.face_count(); ++f) {
+      const Index begin = face_begin_[f];
+      for (Index c = begin; c < begin + mesh_.face_sizes[f]; ++c) {
+        check_range(mesh_.face_vertices[c], mesh_.positions.size(), "vertex", face_line_[f]);
+        check_range(mesh_.face_texcoords[c], mesh_.texcoords.size(), "texture coordinate",
+                    face_line_[f]);
+        check_range(mesh_.face_normals[c], mesh_.normals.size(), "normal", face_line_[f]);
+      }
+    }
+    return std::move(mesh_);
+  }
+
+  [[noreturn]] void fail(const std::string& what, std::size_t line) const {
+    throw IoError(source_ + ":" + std::to_string(line) + ": " + what);
+  }
+
+ private:
+  static bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\f'; }
+
+  [[noreturn]] void fail(const std::string& what) const { fail(what, line_); }
+
+  double number(std::string_view token) const {
+    std::string_view digits = token;
+    if (!digits.empty() && digits.front() == '+') digits.remove_prefix(1);
+    double value = 0;
+    const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+    if (error == std::errc::result_out_of_range) {
+      fail("'" + std::string(token) + "' is out of the range of a double");
+    }
+    if (error != std::errc() || end != digits.data() + digits.size() || digits.empty()) {
+      fail("'" + std::string(token) + "' is not a number");
+    }
+    if (!std::isfinite(value)) fail("'" + std::string(token) + "' is not a finite number");
+    return value;
+  }
+
+  Vec3 numbers(std::size_t min_count, std::size_t max_count, const char* what) const {
+    const std::size_t count = tokens_.size() - 1;
+    if (count < min_count || count > max_count) {
+      const std::string expected =
+          min_count == max_count ? std::to_string(min_count)
+                                 : std::to_string(min_count) + " to " + std::to_string(max_count);
+      fail(std::string(what) + " has " + std::to_string(count) + " numbers, expected " + expected);
+    }
+    Vec3 value = Vec3::Zero();
+    for (std::size_t k = 0; k < count; ++k) {
+      const double x = number(tokens_[k + 1]);
+      if (k < 3) value[static_cast<Eigen::Index>(k)] = x;
+    }
+    return value;
+  }
+
+  // `v x y z`, optionally followed by w or by an r g b colour (common extensions).
+  void vertex() { mesh_.positions.push_back(numbers(3, 7, "vertex")); }
+  void texcoord() { mesh_.texcoords.push_back(numbers(1, 3, "texture coordinate")); }
+  void normal() { mesh_.normals.push_back(numbers(3, 3, "normal")); }
+
+  // Returns the 0-based index an OBJ reference names; kNoIndex for an empty field.
+  Index reference(std::string_view field, std::size_t defined, const char* what) const {
+    if (field.empty()) return kNoIndex;
+    std::int64_t value = 0;
+    const auto [end, error] = std::from_chars(field.data(), field.data() + field.size(), value);
+    if (error != std::errc() || end != field.data() + field.size()) {
+      fail("'" + std::string(field) + "' is not a " + what + " index");
+    }
+    if (value == 0) fail(std::string(what) + " index 0 (OBJ indices start at 1)");
+    const auto defined_count = static_cast<std::int64_t>(defined);
+    if (value < 0) {
+      // Relative: -1 is the last element defined so far.
+      if (-value > defined_count) {
+        fail(std::string(what) + " index " + std::to_string(value) + " reaches before the first " +
+             what + " (" + std::to_string(defined) + " defined so far)");
+      }
+      return static_cast<Index>(defined_count + value);
+    }
+    if (value > static_cast<std::int64_t>(kNoIndex - 1)) {
+      fail(std::string(what) + " index " + std::to_string(value) + " is too large");
+    }
+    return static_cast<Index>(value - 1);
+  }
+
+  void face() {
+    const std::size_t corners = tokens_.size() - 1;
+    if (corners < 3) {
+      fail("face has " + std::to_string(corners) + " corner" + (corners == 1 ? "" : "s") +
+           ", needs at least 3");
+    }
+    if (mesh_.groups.empty()) mesh_.groups.push_back({"default", 0});
+    face_begin_.push_back(static_cast<Index>(mesh_.face_vertices.size()));
+    face_line_.push_back(line_);
+    for (std::size_t k = 1; k <= corners; ++k) {
+      const std::string_view corner = tokens_[k];
+      std::array<std::string_view, 3> fields{};
+      std::size_t field_count = 0;
+      std::size_t start = 0;
+      while (true) {
+        const std::size_t slash = corner.find('/', start);
+        if (field_count == 3) fail("face corner '" + std::string(corner) + "' has too many '/'");
+        fields[field_count++] = corner.substr(
+            start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
+        if (slash == std::string_view::npos) break;
+        start = slash + 1;
+      }
+      if (fields[0].empty()) fail("face corner '" + std::string(corner) + "' has no vertex index");
+      mesh_.face_vertices.push_back(reference(fields[0], mesh_.positions.size(), "vertex"));
+      mesh_.face_texcoords.push_back(
+          reference(fields[1], mesh_.texcoords.size(), "texture coordinate"));
+      mesh_.face_normals.push_back(reference(fields[2], mesh_.normals.size(), "normal"));
+    }
+    mesh_.face_sizes.push_back(static_cast<Index>(corners));
+  }
+
+  void group() {
+    std::string name;
+    for (std::size_t k = 1; k < tokens_.size(); ++k) {
+      if (k > 1) name += ' ';
+      name += tokens_[k];
+    }
+    if (name.empty()) name = "default";
+    const auto first_face = static_cast<Index>(mesh_.face_count());
+    // A group statement followed by no face (e.g. `o Cloth` directly before `g Cloth_mat`)
+    // names nothing; the later statement replaces it.
+    if (!mesh_.groups.empty() && mesh_.groups.back().first_face == first_face) {
+      mesh_.groups.back().name = std::move(name);
+    } else {
+      mesh_.groups.push_back({std::move(name), first_face});
+    }
+  }
+
+  void check_range(Index index, std::size_t count, const char* what, std::size_t line) const {
+    if (index != kNoIndex && index >= count) {
+      fail(std::string("face uses ") + what + " " + std::to_string(std::size_t{index} + 1) +
+               ", but the file defines " + std::to_string(count),
+           line);
+    }
+  }
+
+  std::string source_;
+  std::size_t line_ = 0;
+  std::vector<std::string_view> tokens_;
+  std::vector<Index> face_begin_;
+  std::vector<std::size_t> face_line_;
+  ObjMesh mesh_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// OBJ writing
+
+void append_number(std::string& out, double value) {
+  std::array<char, 32> buffer{};
+  // The shortest text that reads back as the same double.
+  const auto result = std::to_chars(buffer.data(), buffer.data() + buffer.size(), value);
+  out.append(buffer.data(), result.ptr);
+}
+
+std::string clean_name(const std::string& name) {
+  std::string clean = name;
+  for (char& c : clean) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == '#') c = '_';
+  }
+  return clean.empty() ? std::string("default") : clean;
+}
+
+// ---------------------------------------------------------------------------------------------
+// PC2 encoding (always little-endian, whatever the host)
+
+constexpr std::size_t kPc2HeaderBytes = 32;
+constexpr std::array<char, 12> kPc2Signature = {'P', 'O', 'I', 'N', 'T', 'C',
+                                                'A', 'C', 'H', 'E', '2', '\0'};
+
+void put_u32(char* out, std::uint32_t value) {
+  for (int k = 0; k < 4; ++k) out[k] = static_cast<char>((value >> (8 * k)) & 0xffu);
+}
+
+std::uint32_t get_u32(const char* in) {
+  std::uint32_t value = 0;
+  for (int k = 0; k < 4; ++k) {
+    value |= std::uint32_t{static_cast<unsigned char>(in[k])} << (8 * k);
+  }
+  return value;
+}
+
+void put_f32(char* out, float value) {
+  put_u32(out, std::bit_cast<std::uint32_t>(value));
+}
+float get_f32(const char* in) {
+  return std::bit_cast<float>(get_u32(in));
+}
+std::int32_t get_i32(const char* in) {
+  return std::bit_cast<std::int32_t>(get_u32(in));
+}
+
+std::array<char, kPc2HeaderBytes> pc2_header(std::size_t vertex_count, float start_frame,
+                                             float sampling, std::size_t frame_count) {
+  std::array<char, kPc2HeaderBytes> header{};
+  std::copy(kPc2Signature.begin(), kPc2Signature.end(), header.begin());
+  put_u32(header.data() + 12, 1);
+  put_u32(header.data() + 16, static_cast<std::uint32_t>(vertex_count));
+  put_f32(header.data() + 20, start_frame);
+  put_f32(header.data() + 24, sampling);
+  put_u32(header.data() + 28, static_cast<std::uint32_t>(frame_count));
+  return header;
+}
+
+constexpr auto kInt32Max = static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max());
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+
+ObjMesh parse_obj(std::istream& in, const std::string& source_name) {
+  ObjParser parser(source_name);
+  std::string line;
+  std::string statement;
+  std::size_t line_number = 0;
+  std::size_t statement_line = 0;
+  while (std::getline(in, line)) {
+    ++line_number;
+    if (statement.empty()) statement_line = line_number;
+    if (const std::size_t hash = line.find('#'); hash != std::string::npos) line.erase(hash);
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) {
+      line.pop_back();
+    }
+    if (!line.empty() && line.back() == '\\') {
+      line.back() = ' ';
+      statement += line;
+      continue;
+    }
+    statement += line;
+    parser.statement(statement, statement_line);
+    statement.clear();
+  }
+  if (in.bad()) parser.fail("read error", line_number);
+  if (!statement.empty()) parser.statement(statement, statement_line);
+  return parser.finish();
+}
+
+ObjMesh read_obj(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw IoError("cannot open '" + path.string() + "' for reading: " + errno_message());
+  return parse_obj(in, path.string());
+}
+
+void write_obj(std::ostream& out, const ObjMesh& mesh, bool with_normals) {
+  std::string text = "# cloth-untangle\n";
+  const auto write_vectors = [&](const std::vector<Vec3>& vectors, const char* keyword,
+                                 int components) {
+    for (const Vec3& v : vectors) {
+      text += keyword;
+      for (int k = 0; k < components; ++k) {
+        text += ' ';
+        append_number(text, v[k]);
+      }
+      text += '\n';
+    }
+  };
+  write_vectors(mesh.positions, "v", 3);
+  write_vectors(mesh.texcoords, "vt", 2);
+  if (with_normals) write_vectors(mesh.normals, "vn", 3);
+
+  std::size_t corner = 0;
+  std::size_t group = 0;
+  for (std::size_t f = 0; f < mesh.face_count(); ++f) {
+    while (group < mesh.groups.size() && mesh.groups[group].first_face <= f) {
+      // Only the last of several groups starting at the same face names it.
+      if (group + 1 == mesh.groups.size() || mesh.groups[group + 1].first_face > f) {
+        text += "o " + clean_name(mesh.groups[group].name) + "\n";
+      }
+      ++group;
+    }
+    text += 'f';
+    for (Index k = 0; k < mesh.face_sizes[f]; ++k, ++corner) {
+      text += ' ';
+      text += std::to_string(std::size_t{mesh.face_vertices[corner]} + 1);
+      const Index vt = mesh.face_texcoords.empty() ? kNoIndex : mesh.face_texcoords[corner];
+      const Index vn =
+          !with_normals || mesh.face_normals.empty() ? kNoIndex : mesh.face_normals[corner];
+      if (vt != kNoIndex || vn != kNoIndex) {
+        text += '/';
+        if (vt != kNoIndex) text += std::to_string(std::size_t{vt} + 1);
+      }
+      if (vn != kNoIndex) {
+        text += '/';
+        text += std::to_string(std::size_t{vn} + 1);
+      }
+    }
+    text += '\n';
+  }
+  out << text;
+}
+
+void write_obj(const std::filesystem::path& path, const ObjMesh& mesh, bool with_normals) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) throw IoError("cannot open '" + path.string() + "' for writing: " + errno_message());
+  write_obj(out, mesh, with_normals);
+  out.close();
+  if (!out) throw IoError("cannot write '" + path.string() + "': " + errno_message());
+}
+
+ObjPieces split_pieces(const ObjMesh& mesh) {
+  if (mesh.face_count() == 0) throw IoError("the OBJ file has no faces");
+  // Groups with the same name are one group, as OBJ readers treat a repeated `g name`.
+  std::unordered_map<std::string, Index> group_of_name;
+  std::vector<std::string> group_names;
+  std::vector<Index> face_group(mesh.face_count());
+  for (std::size_t g = 0; g < mesh.groups.size(); ++g) {
+    const auto [it, inserted] =
+        group_of_name.try_emplace(mesh.groups[g].name, static_cast<Index>(group_names.size()));
+    if (inserted) group_names.push_back(mesh.groups[g].name);
+    const std::size_t end =
+        g + 1 < mesh.groups.size() ? mesh.groups[g + 1].first_face : mesh.face_count();
+    for (std::size_t f = mesh.groups[g].first_face; f < end; ++f) face_group[f] = it->second;
+  }
+
+  // Union-find over groups joined by a shared vertex.
+  std::vector<Index> parent(group_names.size());
+  std::iota(parent.begin(), parent.end(), Index{0});
+  const auto root = [&](Index g) {
+    while (parent[g] != g) g = parent[g] = parent[parent[g]];
+    return g;
+  };
+  std::vector<Index> vertex_group(mesh.positions.size(), kNoIndex);
+  std::vector<Index> face_begin(mesh.face_count() + 1, 0);
+  for (std::size_t f = 0; f < mesh.face_count(); ++f) {
+    face_begin[f + 1] = face_begin[f] + mesh.face_sizes[f];
+    for (Index c = face_begin[f]; c < face_begin[f + 1]; ++c) {
+      Index& owner = vertex_group[mesh.face_vertices[c]];
+      if (owner == kNoIndex) {
+        owner = face_group[f];
+      } else {
+        const Index a = root(owner);
+        const Index b = root(face_group[f]);
+        if (a != b) parent[std::max(a, b)] = std::min(a, b);
+      }
+    }
+  }
+
+  // Pieces in the order their first face appears; vertices of a piece in file order.
+  ObjPieces pieces;
+  std::vector<Index> piece_of_root(group_names.size(), kNoIndex);
+  std::vector<Index> face_piece(mesh.face_count());
+  for (std::size_t f = 0; f < mesh.face_count(); ++f) {
+    const Index r = root(face_group[f]);
+    if (piece_of_root[r] == kNoIndex) {
+      piece_of_root[r] = static_cast<Index>(pieces.meshes.size());
+      pieces.meshes.emplace_back();
+      pieces.names.emplace_back();
+    }
+    face_piece[f] = piece_of_root[r];
+  }
+  for (std::size_t g = 0; g < group_names.size(); ++g) {
+    const Index p = piece_of_root[root(static_cast<Index>(g))];
+    if (p == kNoIndex) continue;
+    std::string& name = pieces.names[p];
+    if (!name.empty()) name += '+';
+    name += group_names[g];
+  }
+
+  std::vector<Index> local(mesh.positions.size(), kNoIndex);
+  for (std::size_t p = 0; p < pieces.meshes.size(); ++p) {
+    PolygonMesh& piece = pieces.meshes[p];
+    for (std::size_t v = 0; v < mesh.positions.size(); ++v) {
+      if (vertex_group[v] != kNoIndex && piece_of_root[root(vertex_group[v])] == p) {
+        local[v] = static_cast<Index>(piece.positions.size());
+        piece.positions.push_back(mesh.positions[v]);
+        pieces.source_vertex.push_back(static_cast<Index>(v));
+      }
+    }
+  }
+  for (std::size_t f = 0; f < mesh.face_count(); ++f) {
+    PolygonMesh& piece = pieces.meshes[face_piece[f]];
+    piece.face_sizes.push_back(mesh.face_sizes[f]);
+    for (Index c = face_begin[f]; c < face_begin[f + 1]; ++c) {
+      piece.face_indices.push_back(local[mesh.face_vertices[c]]);
+    }
+  }
+  return pieces;
+}
+
+void scatter_positions(const ObjPieces& pieces, const Positions& positions, ObjMesh& mesh) {
+  if (positions.size() != pieces.vertex_count()) {
+    throw std::invalid_argument("scatter_positions: " + std::to_string(positions.size()) +
+                                " positions for " + std::to_string(pieces.vertex_count()) +
+                                " piece vertices");
+  }
+  for (std::size_t i = 0; i < positions.size(); ++i) {
+    const Index source = pieces.source_vertex[i];
+    if (source >= mesh.positions.size()) {
+      throw std::invalid_argument("scatter_positions: the pieces come from another file");
+    }
+    mesh.positions[source] = positions[i];
+  }
+}
+
+ObjMesh obj_from_pieces(std::span<const PolygonMesh> pieces, std::span<const std::string> names) {
+  if (!names.empty() && names.size() != pieces.size()) {
+    throw std::invalid_argument("obj_from_pieces: " + std::to_string(names.size()) + " names for " +
+                                std::to_string(pieces.size()) + " pieces");
+  }
+  ObjMesh mesh;
+  for (std::size_t p = 0; p < pieces.size(); ++p) {
+    const PolygonMesh& piece = pieces[p];
+    const auto offset = static_cast<Index>(mesh.positions.size());
+    mesh.groups.push_back({names.empty() ? "piece_" + std::to_string(p) : names[p],
+                           static_cast<Index>(mesh.face_count())});
+    mesh.positions.insert(mesh.positions.end(), piece.positions.begin(), piece.positions.end());
+    mesh.face_sizes.insert(mesh.face_sizes.end(), piece.face_sizes.begin(), piece.face_sizes.end());
+    for (const Index v : piece.face_indices) {
+      if (v >= piece.positions.size()) {
+        throw std::invalid_argument("obj_from_pieces: piece " + std::to_string(p) +
+                                    " uses vertex " + std::to_string(v) + " of " +
+                                    std::to_string(piece.positions.size()));
+      }
+      mesh.face_vertices.push_back(offset + v);
+    }
+  }
+  mesh.face_texcoords.assign(mesh.face_vertices.size(), kNoIndex);
+  mesh.face_normals.assign(mesh.face_vertices.size(), kNoIndex);
+  return mesh;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+PointCache read_pc2(const std::filesystem::path& path) {
+  const std::string name = path.string();
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw IoError("cannot open '" + name + "' for reading: " + errno_message());
+  std::error_code error;
+  const std::uintmax_t file_bytes = std::filesystem::file_size(path, error);
+  if (error) throw IoError("cannot read the size of '" + name + "': " + error.message());
+  if (file_bytes < kPc2HeaderBytes) {
+    throw IoError(name + ": " + std::to_string(file_bytes) +
+                  " bytes is shorter than the 32-byte PC2 header");
+  }
+  std::array<char, kPc2HeaderBytes> header{};
+  if (!in.read(header.data(), header.size())) throw IoError(name + ": cannot read the header");
+  if (!std::equal(kPc2Signature.begin(), kPc2Signature.end(), header.begin())) {
+    throw IoError(name + ": not a PC2 file (the header does not start with \"POINTCACHE2\")");
+  }
+  const std::int32_t version = get_i32(header.data() + 12);
+  const std::int32_t vertices = get_i32(header.data() + 16);
+  const float start_frame = get_f32(header.data() + 20);
+  const float sampling = get_f32(header.data() + 24);
+  const std::int32_t frames = get_i32(header.data() + 28);
+  if (version != 1) {
+    throw IoError(name + ": PC2 version " + std::to_string(version) + ", only version 1 is known");
+  }
+  if (vertices <= 0) {
+    throw IoError(name + ": vertex count " + std::to_string(vertices) + " must be positive");
+  }
+  if (frames < 0) throw IoError(name + ": negative frame count " + std::to_string(frames));
+  if (!std::isfinite(start_frame)) throw IoError(name + ": the start frame is not finite");
+  if (!std::isfinite(sampling) || sampling <= 0) {
+    throw IoError(name + ": the sampling " + std::to_string(sampling) + " must be positive");
+  }
+
+  const auto vertex_count = static_cast<std::size_t>(vertices);
+  const auto frame_count = static_cast<std::size_t>(frames);
+  const std::uintmax_t frame_bytes = std::uintmax_t{12} * vertex_count;
+  // frame_bytes * frame_count can exceed 64 bits for an absurd header, so the size is compared
+  // through a division that cannot wrap around.
+  const std::uintmax_t data_bytes = file_bytes - kPc2HeaderBytes;
+  const std::uintmax_t whole_frames = data_bytes / frame_bytes;
+  if (whole_frames < frame_count) {
+    throw IoError(name + ": truncated: the header says " + std::to_string(frame_count) +
+                  " frames of " + std::to_string(vertex_count) + " vertices, the file holds " +
+                  std::to_string(data_bytes) + " bytes of frame data (" +
+                  std::to_string(whole_frames) + " whole frames)");
+  }
+  if (whole_frames > frame_count || data_bytes % frame_bytes != 0) {
+    throw IoError(name + ": " + std::to_string(data_bytes - frame_bytes * frame_count) +
+                  " bytes after the " + std::to_string(frame_count) +
+                  " frames the header announces");
+  }
+
+  PointCache cache;
+  cache.vertex_count = vertex_count;
+  cache.start_frame = start_frame;
+  cache.sampling = sampling;
+  cache.frames.resize(frame_count);
+  std::vector<char> buffer(static_cast<std::size_t>(frame_bytes));
+  for (std::size_t f = 0; f < frame_count; ++f) {
+    if (!in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()))) {
+      throw IoError(name + ": read error in frame " + std::to_string(f));
+    }
+    Positions& frame = cache.frames[f];
+    frame.resize(vertex_count);
+    for (std::size_t v = 0; v < vertex_count; ++v) {
+      for (int k = 0; k < 3; ++k) {
+        const float x = get_f32(buffer.data() + 12 * v + 4 * static_cast<std::size_t>(k));
+        if (!std::isfinite(x)) {
+          throw IoError(name + ": frame " + std::to_string(f) + ", vertex " + std::to_string(v) +
+                        " has a non-finite coordinate");
+        }
+        frame[v][k] = x;
+      }
+    }
+  }
+  return cache;
+}
+
+void write_pc2(const std::filesystem::path& path, const PointCache& cache) {
+  Pc2Writer writer(path, cache.vertex_count, cache.start_frame, cache.sampling);
+  for (const Positions& frame : cache.frames) writer.append(frame);
+  writer.finish();
+}
+
+Pc2Writer::Pc2Writer(const std::filesystem::path& path, std::size_t vertex_count, float start_frame,
+                     float sampling)
+    : path_(path), vertex_count_(vertex_count) {
+  if (vertex_count == 0 || vertex_count > kInt32Max) {
+    throw IoError(path.string() + ": a PC2 file holds 1 to 2^31-1 vertices, not " +
+                  std::to_string(vertex_count));
+  }
+  if (!std::isfinite(start_frame) || !std::isfinite(sampling) || sampling <= 0) {
+    throw IoError(path.string() + ": the start frame must be finite and the sampling positive");
+  }
+  out_.open(path, std::ios::binary | std::ios::trunc);
+  if (!out_) throw IoError("cannot open '" + path.string() + "' for writing: " + errno_message());
+  const auto header = pc2_header(vertex_count, start_frame, sampling, 0);
+  out_.write(header.data(), header.size());
+  if (!out_) throw IoError("cannot write '" + path.string() + "': " + errno_message());
+}
+
+Pc2Writer::~Pc2Writer() {
+  try {
+    finish();
+  } catch (...) {
+    // A destructor cannot report; callers that need to know call finish() themselves.
+  }
+}
+
+void Pc2Writer::append(const Positions& frame) {
+  if (finished_) throw std::logic_error("Pc2Writer::append after finish");
+  if (frame.size() != vertex_count_) {
+    throw IoError(path_.string() + ": frame " + std::to_string(frame_count_) + " has " +
+                  std::to_string(frame.size()) + " positions, the cache has " +
+                  std::to_string(vertex_count_) + " vertices");
+  }
+  if (frame_count_ == kInt32Max) throw IoError(path_.string() + ": too many frames for PC2");
+  std::vector<char> buffer(12 * vertex_count_);
+  for (std::size_t v = 0; v < vertex_count_; ++v) {
+    for (int k = 0; k < 3; ++k) {
+      const auto x = static_cast<float>(frame[v][k]);
+      if (!std::isfinite(x)) {
+        throw IoError(path_.string() + ": frame " + std::to_string(frame_count_) + ", vertex " +
+                      std::to_string(v) + " has a coordinate that is not a finite float");
+      }
+      put_f32(buffer.data() + 12 * v + 4 * static_cast<std::size_t>(k), x);
+    }
+  }
+  out_.write(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+  if (!out_) throw IoError("cannot write '" + path_.string() + "': " + errno_message());
+  ++frame_count_;
+}
+
+void Pc2Writer::finish() {
+  if (finished_) return;
+  finished_ = true;
+  std::array<char, 4> count{};
+  put_u32(count.data(), static_cast<std::uint32_t>(frame_count_));
+  out_.seekp(28);
+  out_.write(count.data(), count.size());
+  out_.close();
+  if (!out_) throw IoError("cannot write '" + path_.string() + "': " + errno_message());
+}
+
+}  // namespace untangle
