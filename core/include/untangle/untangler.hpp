@@ -12,9 +12,10 @@
 namespace untangle {
 
 struct UntangleOptions {
-  Settings settings;        // method, strength, thickness, threads; gravity is ignored
-  int max_iterations = 300; // pipeline frames at most
-  double pull_stiffness = 0.05;  // soft pull toward the input positions, per frame (0..1)
+  Settings settings;                 // method, strength, thickness, threads; gravity is ignored
+  int max_iterations = 300;          // pipeline frames at most
+  double pull_stiffness = 0.05;      // soft pull toward the input positions, per frame (0..1)
+  std::vector<double> inverse_mass;  // per vertex, 0 = pinned (never moves); empty = all 1
 };
 
 struct UntangleReport {
@@ -22,9 +23,9 @@ struct UntangleReport {
   std::size_t pairs_after = 0;
   int iterations = 0;
   std::array<std::size_t, 3> contours_left{};  // loop, boundary, crease
-  double max_displacement = 0;   // from the input
+  double max_displacement = 0;                 // from the input
   double mean_displacement = 0;
-  double max_edge_strain = 0;    // max |length_out / length_in - 1| over all edges
+  double max_edge_strain = 0;  // max |length_out / length_in - 1| over all edges
   bool cancelled = false;
   double seconds = 0;
 };

@@ -1,0 +1,188 @@
+#include "untangle/untangler.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace untangle {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+void check_positions(const ClothMesh& mesh, const Positions& positions, const char* what) {
+  if (positions.size() != mesh.vertex_count()) {
+    throw std::invalid_argument(std::string(what) + " has " + std::to_string(positions.size()) +
+                                " positions, but the mesh has " +
+                                std::to_string(mesh.vertex_count()) + " vertices");
+  }
+  for (std::size_t v = 0; v < positions.size(); ++v) {
+    if (!positions[v].allFinite()) {
+      throw std::invalid_argument(std::string(what) + ": vertex " + std::to_string(v) +
+                                  " has a non-finite coordinate (NaN or Inf)");
+    }
+  }
+}
+
+// The polygons of the mesh back as pieces with local indices. ClothMesh fans each polygon from
+// its corner 0, so the corners are the first triangle's three and then each next triangle's
+// last; building from these pieces gives the same vertex, triangle and edge numbering.
+std::vector<PolygonMesh> polygon_pieces(const ClothMesh& mesh, const Positions& positions) {
+  std::vector<PolygonMesh> pieces(mesh.piece_count());
+  for (std::size_t p = 0; p < pieces.size(); ++p) {
+    const Index begin = mesh.piece_vertex_begin[p], end = mesh.piece_vertex_begin[p + 1];
+    pieces[p].positions.assign(positions.begin() + begin, positions.begin() + end);
+  }
+  for (Index f = 0; f < mesh.polygon_count(); ++f) {
+    const Index first = mesh.polygon_triangle_begin[f], last = mesh.polygon_triangle_begin[f + 1];
+    const Index p = mesh.triangle_piece[first];
+    const Index offset = mesh.piece_vertex_begin[p];
+    PolygonMesh& piece = pieces[p];
+    piece.face_sizes.push_back(last - first + 2);
+    for (Index v : mesh.triangles[first]) piece.face_indices.push_back(v - offset);
+    for (Index t = first + 1; t < last; ++t)
+      piece.face_indices.push_back(mesh.triangles[t][2] - offset);
+  }
+  return pieces;
+}
+
+double max_edge_strain(const ClothMesh& mesh, const Positions& reference, const Positions& x) {
+  double strain = 0;
+  for (const MeshEdge& edge : mesh.edges) {
+    const double before = (reference[edge.vertices[1]] - reference[edge.vertices[0]]).norm();
+    if (!(before > 0)) continue;  // a collapsed input edge has no length to keep
+    const double after = (x[edge.vertices[1]] - x[edge.vertices[0]]).norm();
+    strain = std::max(strain, std::abs(after / before - 1));
+  }
+  return strain;
+}
+
+// One untangling solve: starts from `start`, keeps the edge lengths and bending of `rest` and is
+// pulled toward `reference`, the shape the user wants kept (the figures are measured against
+// it). Quasi-static: velocities are cleared before each pipeline frame, so no push overshoots.
+UntangleReport solve(const ClothMesh& mesh, const Positions& start, const Positions& reference,
+                     const Positions& rest, const UntangleOptions& options, Positions& output,
+                     const Progress& progress) {
+  const auto started = Clock::now();
+  if (options.max_iterations < 0) {
+    throw std::invalid_argument("max_iterations must be >= 0, got " +
+                                std::to_string(options.max_iterations));
+  }
+  if (!(options.pull_stiffness >= 0 && options.pull_stiffness <= 1)) {
+    throw std::invalid_argument("pull_stiffness must be in [0, 1], got " +
+                                std::to_string(options.pull_stiffness));
+  }
+  if (!options.inverse_mass.empty() && options.inverse_mass.size() != mesh.vertex_count()) {
+    throw std::invalid_argument("inverse_mass has " + std::to_string(options.inverse_mass.size()) +
+                                " entries, but the mesh has " +
+                                std::to_string(mesh.vertex_count()) + " vertices");
+  }
+
+  Scene scene;
+  scene.name = "untangle";
+  scene.pieces = polygon_pieces(mesh, rest);
+  scene.initial_positions = start;
+  scene.inverse_mass = options.inverse_mass.empty() ? std::vector<double>(mesh.vertex_count(), 1.0)
+                                                    : options.inverse_mass;
+  scene.settings = options.settings;
+  scene.settings.gravity = Vec3::Zero();
+  scene.pull_targets = reference;
+  scene.pull_stiffness = options.pull_stiffness;
+  World world(scene);
+
+  const Positions zero(mesh.vertex_count(), Vec3::Zero());
+  UntangleReport report;
+  if (&start != &reference) {
+    // "Before" counts the input's own intersections, not those of a carried-over start.
+    world.set_positions(reference);
+    world.detect();
+    report.pairs_before = world.intersections().pairs.size();
+    world.set_positions(start);
+  }
+  world.detect();
+  std::size_t pairs = world.intersections().pairs.size();
+  if (&start == &reference) report.pairs_before = pairs;
+  while (pairs > 0 && report.iterations < options.max_iterations) {
+    world.set_velocities(zero);
+    world.step();
+    ++report.iterations;
+    world.detect();
+    pairs = world.intersections().pairs.size();
+    if (progress && !progress(report.iterations, options.max_iterations, pairs)) {
+      report.cancelled = true;
+      break;
+    }
+  }
+  output = world.positions();
+  for (const Vec3& x : output) {
+    if (!x.allFinite()) throw std::logic_error("the untangler produced a non-finite position");
+  }
+
+  report.pairs_after = pairs;
+  report.contours_left = world.contours().count_by_type;
+  double sum = 0;
+  for (std::size_t v = 0; v < output.size(); ++v) {
+    const double d = (output[v] - reference[v]).norm();
+    report.max_displacement = std::max(report.max_displacement, d);
+    sum += d;
+  }
+  report.mean_displacement = output.empty() ? 0.0 : sum / static_cast<double>(output.size());
+  report.max_edge_strain = max_edge_strain(mesh, reference, output);
+  report.seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  return report;
+}
+
+}  // namespace
+
+UntangleReport untangle(const ClothMesh& mesh, const Positions& input, const Positions* rest,
+                        const UntangleOptions& options, Positions& output,
+                        const Progress& progress) {
+  check_positions(mesh, input, "the input");
+  if (rest) check_positions(mesh, *rest, "the rest shape");
+  validate(options.settings);
+  // Into a local first: `output` may alias `input`, and a failed call must leave it unchanged.
+  Positions result;
+  UntangleReport report =
+      solve(mesh, input, input, rest ? *rest : input, options, result, progress);
+  output = std::move(result);
+  return report;
+}
+
+SequenceReport untangle_sequence(const ClothMesh& mesh, std::span<const Positions> frames,
+                                 const UntangleOptions& options, bool independent,
+                                 std::vector<Positions>& output, const Progress& progress) {
+  for (std::size_t f = 0; f < frames.size(); ++f) {
+    check_positions(mesh, frames[f], ("frame " + std::to_string(f)).c_str());
+  }
+  validate(options.settings);
+  SequenceReport report;
+  std::vector<Positions> result;
+  result.reserve(frames.size());
+  const int frame_count = static_cast<int>(frames.size());
+  for (std::size_t f = 0; f < frames.size(); ++f) {
+    const Positions& input = frames[f];
+    const bool carried = !independent && f > 0;
+    Positions start;
+    if (carried) {
+      // The correction of the previous frame carried over: a tangle that persists starts solved
+      // and the output does not pop.
+      start = input;
+      for (std::size_t v = 0; v < start.size(); ++v)
+        start[v] += result[f - 1][v] - frames[f - 1][v];
+    }
+    Positions out;
+    UntangleReport frame = solve(mesh, carried ? start : input, input, input, options, out, {});
+    result.push_back(std::move(out));
+    report.frames.push_back(frame);
+    if (progress &&
+        !progress(static_cast<int>(f) + 1, frame_count, report.frames.back().pairs_after)) {
+      report.cancelled = true;
+      break;
+    }
+  }
+  output = std::move(result);
+  return report;
+}
+
+}  // namespace untangle
