@@ -179,14 +179,10 @@ class ObjParser {
       name += tokens_[k];
     }
     if (name.empty()) name = "default";
-    const auto first_face = static_cast<Index>(mesh_.face_count());
-    // A group statement followed by no face (e.g. `o Cloth` directly before `g Cloth_mat`)
-    // names nothing; the later statement replaces it.
-    if (!mesh_.groups.empty() && mesh_.groups.back().first_face == first_face) {
-      mesh_.groups.back().name = std::move(name);
-    } else {
-      mesh_.groups.push_back({std::move(name), first_face});
-    }
+    // A group followed by no face (`o Cloth` right before `g Cloth_mat`) owns no face and so
+    // makes no piece, but it is kept for writing the file back.
+    mesh_.groups.push_back(
+        {std::move(name), static_cast<Index>(mesh_.face_count()), tokens_[0] == "o"});
   }
 
   void check_range(Index index, std::size_t count, const char* what, std::size_t line) const {
@@ -322,14 +318,14 @@ void write_obj(std::ostream& out, const ObjMesh& mesh, bool with_normals) {
 
   std::size_t corner = 0;
   std::size_t group = 0;
-  for (std::size_t f = 0; f < mesh.face_count(); ++f) {
-    while (group < mesh.groups.size() && mesh.groups[group].first_face <= f) {
-      // Only the last of several groups starting at the same face names it.
-      if (group + 1 == mesh.groups.size() || mesh.groups[group + 1].first_face > f) {
-        text += "o " + clean_name(mesh.groups[group].name) + "\n";
-      }
-      ++group;
+  const auto write_groups_until = [&](std::size_t face) {
+    for (; group < mesh.groups.size() && mesh.groups[group].first_face <= face; ++group) {
+      text += mesh.groups[group].object ? "o " : "g ";
+      text += clean_name(mesh.groups[group].name) + "\n";
     }
+  };
+  for (std::size_t f = 0; f < mesh.face_count(); ++f) {
+    write_groups_until(f);
     text += 'f';
     for (Index k = 0; k < mesh.face_sizes[f]; ++k, ++corner) {
       text += ' ';
@@ -348,6 +344,7 @@ void write_obj(std::ostream& out, const ObjMesh& mesh, bool with_normals) {
     }
     text += '\n';
   }
+  write_groups_until(std::numeric_limits<std::size_t>::max());
   out << text;
 }
 
@@ -454,17 +451,20 @@ void scatter_positions(const ObjPieces& pieces, const Positions& positions, ObjM
   }
 }
 
-ObjMesh obj_from_pieces(std::span<const PolygonMesh> pieces, std::span<const std::string> names) {
+ObjMesh obj_from_pieces(std::span<const PolygonMesh> pieces, std::span<const std::string> names,
+                        const std::string& object_name) {
   if (!names.empty() && names.size() != pieces.size()) {
     throw std::invalid_argument("obj_from_pieces: " + std::to_string(names.size()) + " names for " +
                                 std::to_string(pieces.size()) + " pieces");
   }
   ObjMesh mesh;
+  const bool one_object = !object_name.empty();
+  if (one_object) mesh.groups.push_back({object_name, 0, true});
   for (std::size_t p = 0; p < pieces.size(); ++p) {
     const PolygonMesh& piece = pieces[p];
     const auto offset = static_cast<Index>(mesh.positions.size());
     mesh.groups.push_back({names.empty() ? "piece_" + std::to_string(p) : names[p],
-                           static_cast<Index>(mesh.face_count())});
+                           static_cast<Index>(mesh.face_count()), !one_object});
     mesh.positions.insert(mesh.positions.end(), piece.positions.begin(), piece.positions.end());
     mesh.face_sizes.insert(mesh.face_sizes.end(), piece.face_sizes.begin(), piece.face_sizes.end());
     for (const Index v : piece.face_indices) {

@@ -187,7 +187,7 @@ TEST(ObjWrite, RoundTripIsExact) {
   for (int i = 0; i < 50; ++i) mesh.positions.emplace_back(value(random), value(random), 1e-7);
   for (int i = 0; i < 4; ++i) mesh.texcoords.emplace_back(value(random), value(random), 0);
   mesh.normals.emplace_back(0, 0, 1);
-  mesh.groups = {{"a sheet", 0}, {"b", 10}};
+  mesh.groups = {{"a sheet", 0, true}, {"empty", 10, false}, {"b", 10, false}};
   for (Index f = 0; f < 20; ++f) {
     const Index size = 3 + f % 3;
     mesh.face_sizes.push_back(size);
@@ -207,9 +207,12 @@ TEST(ObjWrite, RoundTripIsExact) {
   EXPECT_EQ(back.face_vertices, mesh.face_vertices);
   EXPECT_EQ(back.face_texcoords, mesh.face_texcoords);
   EXPECT_EQ(back.face_normals, mesh.face_normals);
-  ASSERT_EQ(back.groups.size(), 2u);
-  EXPECT_EQ(back.groups[0].name, "a sheet");
-  EXPECT_EQ(back.groups[1].first_face, 10u);
+  ASSERT_EQ(back.groups.size(), 3u);
+  for (std::size_t g = 0; g < 3; ++g) {
+    EXPECT_EQ(back.groups[g].name, mesh.groups[g].name);
+    EXPECT_EQ(back.groups[g].first_face, mesh.groups[g].first_face);
+    EXPECT_EQ(back.groups[g].object, mesh.groups[g].object);
+  }
 
   std::ostringstream without;
   write_obj(without, mesh, false);
@@ -236,6 +239,24 @@ TEST(ObjWrite, PiecesRoundTripThroughAFile) {
     EXPECT_EQ(back.meshes[p].face_indices, input[p].face_indices);
   }
   EXPECT_THROW(obj_from_pieces(input, std::vector<std::string>{"one"}), std::invalid_argument);
+
+  // As one object: a single `o` and a `g` per piece, which still reads back as two pieces.
+  std::ostringstream out;
+  write_obj(out, obj_from_pieces(input, names, "scene"));
+  EXPECT_NE(out.str().find("o scene\ng quad\n"), std::string::npos);
+  EXPECT_EQ(out.str().find("o quad"), std::string::npos);
+  EXPECT_EQ(split_pieces(parse(out.str())).names, names);
+}
+
+// Property: an `o` directly followed by a `g` (Blender's export with groups) makes one piece
+// named after the `g`, and writing back keeps both statements.
+TEST(ObjPieces, ObjectFollowedByGroupIsOnePiece) {
+  const ObjMesh mesh = parse("o Cloth\ng Cloth_mat\nv 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n");
+  const ObjPieces pieces = split_pieces(mesh);
+  EXPECT_EQ(pieces.names, (std::vector<std::string>{"Cloth_mat"}));
+  std::ostringstream out;
+  write_obj(out, mesh);
+  EXPECT_NE(out.str().find("o Cloth\ng Cloth_mat\nf 1 2 3\n"), std::string::npos);
 }
 
 // Property: each malformed statement is refused with the file name, its line and the reason.

@@ -33,10 +33,13 @@ struct ObjMesh {
   std::vector<Index> face_vertices;
   std::vector<Index> face_texcoords;
   std::vector<Index> face_normals;
-  // Face f belongs to the last group whose first_face <= f; groups are in file order.
+  // Face f belongs to the last group whose first_face <= f; groups are in file order. A group
+  // is an `o` (object) or a `g` statement; both are kept so that a file written back keeps the
+  // objects another program (Blender's importer) makes of it.
   struct Group {
     std::string name;
     Index first_face = 0;
+    bool object = true;
   };
   std::vector<Group> groups;
 
@@ -63,7 +66,8 @@ struct ObjPieces {
 ObjMesh parse_obj(std::istream& in, const std::string& source_name = "<obj>");
 ObjMesh read_obj(const std::filesystem::path& path);
 
-// Writes v, vt, vn (when with_normals), groups as `o` statements and faces with 1-based indices.
+// Writes v, vt, vn (when with_normals), the `o` and `g` statements and faces with 1-based
+// indices.
 void write_obj(std::ostream& out, const ObjMesh& mesh, bool with_normals = true);
 void write_obj(const std::filesystem::path& path, const ObjMesh& mesh, bool with_normals = true);
 
@@ -73,8 +77,11 @@ ObjPieces split_pieces(const ObjMesh& mesh);
 // Copies positions given in the pieces' global order back to the file's vertices.
 void scatter_positions(const ObjPieces& pieces, const Positions& positions, ObjMesh& mesh);
 
-// An OBJ file holding the given pieces, one `o` group each, in order.
-ObjMesh obj_from_pieces(std::span<const PolygonMesh> pieces, std::span<const std::string> names);
+// An OBJ file holding the given pieces in order: one `o` statement each, or, with an
+// object_name, one `o object_name` and a `g` statement per piece (one Blender object whose
+// vertex order is the pieces' global order, as a PC2 cache of all pieces needs).
+ObjMesh obj_from_pieces(std::span<const PolygonMesh> pieces, std::span<const std::string> names,
+                        const std::string& object_name = "");
 
 // A PC2 point cache. start_frame and sampling (frames between samples) are the header's floats.
 struct PointCache {
