@@ -15,12 +15,13 @@ namespace untangle {
 struct BvhNode {
   Kdop18 volume;
   NormalCone cone;
-  Index left = kNoIndex;   // children; kNoIndex for a leaf node
+  Index left = kNoIndex;  // children; kNoIndex for a leaf node
   Index right = kNoIndex;
-  Index leaf = kNoIndex;   // index into ClothMesh::leaves for a leaf node
+  Index leaf = kNoIndex;  // index into ClothMesh::leaves for a leaf node
   Index parent = kNoIndex;
   Index piece = 0;
-  bool cullable = false;   // set by refit: this node's region cannot intersect itself
+  bool cullable = false;  // set by refit: this node's region cannot intersect itself
+  bool is_leaf() const { return left == kNoIndex; }
 };
 
 using LeafPair = std::array<Index, 2>;  // indices into ClothMesh::leaves, [0] < [1]
@@ -32,6 +33,9 @@ struct Candidates {
 
 class Bvh {
  public:
+  // Builds the trees on `positions` (median split of leaf centroids along the longest of the
+  // 18-DOP axes), precomputes which nodes are disks, and refits with no inflation.
+  // Throws std::invalid_argument when positions do not match the mesh.
   Bvh(const ClothMesh& mesh, const Positions& positions);
 
   // Bottom-up: volumes (inflated by `inflation`), normal cones and the culling flag.
@@ -44,11 +48,26 @@ class Bvh {
 
   const std::vector<BvhNode>& nodes() const { return nodes_; }
   std::span<const Index> roots() const { return roots_; }  // one per piece
+  const ClothMesh& mesh() const { return *mesh_; }
+  double inflation() const { return inflation_; }
+  // A node's region is a topological disk (one border loop, V - E + F = 1): only those may be
+  // culled. Its border edges (ClothMesh::edges indices) are listed for disks only.
+  bool node_is_disk(Index node) const { return node_is_disk_[node] != 0; }
+  std::span<const Index> node_border_edges(Index node) const { return node_border_edges_[node]; }
 
  private:
+  Index build_node(std::vector<Index>& leaf_ids, std::size_t begin, std::size_t end, Index parent,
+                   Index piece, std::size_t depth,
+                   const std::vector<std::array<double, Kdop18::kAxes>>& centroids);
+  void find_disks();
+  void refit_leaf(BvhNode& node, const Positions& positions, double inflation) const;
+  bool border_is_simple_in_projection(Index node, const Positions& positions) const;
+
   const ClothMesh* mesh_;
-  std::vector<BvhNode> nodes_;
+  std::vector<BvhNode> nodes_;  // children after their parent (pre-order)
   std::vector<Index> roots_;
+  std::vector<std::vector<Index>> levels_;  // nodes by depth, for level-parallel refits
+  double inflation_ = 0;
   // Border edges of each node's region (precomputed at build; the region of a node is the set
   // of its leaves' triangles), for the projected-border test. Only for disk-like regions.
   Adjacency node_border_edges_;

@@ -26,9 +26,9 @@ struct Contour {
 };
 
 struct Contours {
-  std::vector<Contour> contours;  // deterministic order (by their smallest segment)
+  std::vector<Contour> contours;               // deterministic order (by their smallest segment)
   std::array<std::size_t, 3> count_by_type{};  // indexed by ContourType
-  std::vector<Index> segment_contour;  // contour of each segment of the Intersections
+  std::vector<Index> segment_contour;          // contour of each segment of the Intersections
   double seconds = 0;
 };
 

@@ -1,5 +1,6 @@
 // Kdop18: an 18-sided discrete oriented polytope, min and max along 9 fixed axes (x, y, z and
 // the six diagonals x±y, x±z, y±z). Tighter than a box around sheared cloth, as cheap to test.
+// The diagonal axes are normalised, so every slab is measured in world distance.
 #pragma once
 
 #include <array>
@@ -14,11 +15,17 @@ struct Kdop18 {
   std::array<double, kAxes> max;  // -infinity when empty
 
   Kdop18();  // empty
+  // The coordinates of p along the 9 unit axes (x, y, z, then the diagonals).
+  static std::array<double, kAxes> project(const Vec3& p);
+  // The unit direction of axis k.
+  static Vec3 axis(int k);
+
   void add(const Vec3& p);
   void merge(const Kdop18& other);
   void inflate(double distance);  // grows every slab by distance (in world units)
   bool overlaps(const Kdop18& other) const;
   bool empty() const;
+  bool contains(const Vec3& p) const;
   // The 8 corners of the axis-aligned part (axes 0-2), for drawing.
   std::array<Vec3, 8> box_corners() const;
 };

@@ -12,7 +12,7 @@ struct Hit {
   Index edge = kNoIndex;      // ClothMesh::edges index
   Index triangle = kNoIndex;  // the triangle it crosses
   Vec3 point = Vec3::Zero();
-  double t = 0;               // point = (1 - t) * x[v0] + t * x[v1], v = edges[edge].vertices
+  double t = 0;                     // point = (1 - t) * x[v0] + t * x[v1], v = edges[edge].vertices
   Vec3 barycentric = Vec3::Zero();  // of point, for the triangle's corners 0, 1, 2
 };
 
@@ -23,10 +23,10 @@ struct Segment {
 };
 
 struct Intersections {
-  std::vector<Hit> hits;           // unique, sorted by (edge, triangle)
-  std::vector<Segment> segments;   // sorted by triangles
+  std::vector<Hit> hits;                    // unique, sorted by (edge, triangle)
+  std::vector<Segment> segments;            // sorted by triangles
   std::vector<std::array<Index, 2>> pairs;  // triangle pairs with at least one hit, a < b, sorted
-  std::size_t dropped_hits = 0;    // exactly through a vertex or an edge: dropped this frame
+  std::size_t dropped_hits = 0;     // exactly through a vertex or an edge: dropped this frame
   std::size_t candidate_pairs = 0;  // triangle pairs tested by the narrow phase
   std::vector<Index> culled_nodes;
   double broad_seconds = 0;
@@ -36,6 +36,22 @@ struct Intersections {
 struct DetectOptions {
   bool cull = true;
 };
+
+// Relative tolerance of a hit: the edge parameter t and the barycentrics of the crossing must
+// all lie more than this inside (0, 1), otherwise the hit goes exactly through (or too close
+// to) a vertex or an edge of the triangle, or the edge ends on its plane, and it is dropped.
+inline constexpr double kHitTolerance = 1e-10;
+// An edge whose direction makes a sine below this with the triangle's plane is parallel to it
+// and has no transversal crossing (coplanar overlaps are not intersections of the contour).
+inline constexpr double kParallelTolerance = 1e-12;
+
+enum class EdgeTriangleResult { kNone = 0, kHit = 1, kDropped = 2 };
+
+// Moller-Trumbore of the segment p0 -> p1 against triangle (a, b, c). On kHit fills t, point
+// and barycentric of `hit` (not edge and triangle). A pure function of its inputs: the same
+// (edge, triangle) computed from either triangle of the edge gives bit-identical results.
+EdgeTriangleResult intersect_edge_triangle(const Vec3& p0, const Vec3& p1, const Vec3& a,
+                                           const Vec3& b, const Vec3& c, Hit& hit);
 
 // The BVH must have been refit to `positions`.
 Intersections find_intersections(const ClothMesh& mesh, const Bvh& bvh, const Positions& positions,

@@ -12,9 +12,15 @@ struct NormalCone {
   double half_angle = 0;  // radians; >= pi means "any direction"
 
   static NormalCone from_normal(const Vec3& unit_normal) { return {unit_normal, 0.0}; }
+  // The cone of a triangle; "any direction" when it has no normal (zero area, non-finite).
+  static NormalCone from_triangle(const Vec3& a, const Vec3& b, const Vec3& c);
+  static NormalCone any() { return {Vec3::UnitZ(), kAnyAngle}; }
   // The smallest cone (of this construction) containing both.
   static NormalCone merge(const NormalCone& a, const NormalCone& b);
   bool narrower_than_right_angle() const;
+  bool contains(const Vec3& unit_direction, double tolerance = 1e-12) const;
+
+  static constexpr double kAnyAngle = 3.14159265358979323846;
 };
 
 }  // namespace untangle

@@ -1,0 +1,509 @@
+#include "untangle/bvh.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <iterator>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace untangle {
+
+namespace {
+
+// The self traversal is unrolled into at least this many independent tasks before the parallel
+// loop. A constant (not the thread count), so the task list and the output order never depend
+// on how many threads run them.
+constexpr std::size_t kTargetTasks = 256;
+
+void check_positions(const ClothMesh& mesh, const Positions& positions) {
+  if (positions.size() != mesh.vertex_count()) {
+    throw std::invalid_argument("Bvh: " + std::to_string(positions.size()) +
+                                " positions given for a mesh of " +
+                                std::to_string(mesh.vertex_count()) + " vertices");
+  }
+}
+
+// Topological summary of a node's region, combined bottom-up at build time.
+struct RegionTopology {
+  std::int64_t vertices = 0, edges = 0, faces = 0;
+  bool connected = false;
+  bool manifold = false;      // every edge has at most two triangles, all triangles detectable
+  std::vector<Index> border;  // sorted edge indices with exactly one triangle in the region
+};
+
+// Unique vertices of a sorted edge list.
+std::vector<Index> border_vertices(const ClothMesh& mesh, const std::vector<Index>& border) {
+  std::vector<Index> vertices;
+  vertices.reserve(2 * border.size());
+  for (Index e : border) {
+    vertices.push_back(mesh.edges[e].vertices[0]);
+    vertices.push_back(mesh.edges[e].vertices[1]);
+  }
+  std::sort(vertices.begin(), vertices.end());
+  vertices.erase(std::unique(vertices.begin(), vertices.end()), vertices.end());
+  return vertices;
+}
+
+// One closed loop without repeated vertices: every vertex has two border edges and a walk
+// from the first edge visits all of them.
+bool is_single_simple_loop(const ClothMesh& mesh, const std::vector<Index>& border) {
+  if (border.size() < 3) return false;
+  std::vector<std::pair<Index, Index>> incidence;  // (vertex, edge)
+  incidence.reserve(2 * border.size());
+  for (Index e : border) {
+    incidence.emplace_back(mesh.edges[e].vertices[0], e);
+    incidence.emplace_back(mesh.edges[e].vertices[1], e);
+  }
+  std::sort(incidence.begin(), incidence.end());
+  for (std::size_t i = 0; i < incidence.size(); i += 2) {
+    const bool pair_ok =
+        i + 1 < incidence.size() && incidence[i + 1].first == incidence[i].first &&
+        (i + 2 >= incidence.size() || incidence[i + 2].first != incidence[i].first);
+    if (!pair_ok) return false;
+  }
+  auto other_edge_at = [&](Index vertex, Index edge) {
+    const auto it =
+        std::lower_bound(incidence.begin(), incidence.end(), std::make_pair(vertex, Index{0}));
+    return it->second == edge ? (it + 1)->second : it->second;
+  };
+  const Index start_edge = border.front();
+  Index edge = start_edge;
+  Index vertex = mesh.edges[edge].vertices[1];
+  std::size_t walked = 0;
+  do {
+    edge = other_edge_at(vertex, edge);
+    const auto& ev = mesh.edges[edge].vertices;
+    vertex = ev[0] == vertex ? ev[1] : ev[0];
+    ++walked;
+  } while (edge != start_edge && walked <= border.size());
+  return walked == border.size();
+}
+
+// Proper or touching intersection of 2D segments (touching counts: the test is conservative).
+struct Point2 {
+  double x, y;
+};
+double orient(const Point2& a, const Point2& b, const Point2& c) {
+  return (b.x - a.x) * (c.y - a.y) - (b.y - a.y) * (c.x - a.x);
+}
+bool on_segment(const Point2& a, const Point2& b, const Point2& p) {
+  return std::min(a.x, b.x) <= p.x && p.x <= std::max(a.x, b.x) && std::min(a.y, b.y) <= p.y &&
+         p.y <= std::max(a.y, b.y);
+}
+bool segments_touch(const Point2& a, const Point2& b, const Point2& c, const Point2& d) {
+  const double o1 = orient(a, b, c), o2 = orient(a, b, d), o3 = orient(c, d, a),
+               o4 = orient(c, d, b);
+  if (((o1 > 0 && o2 < 0) || (o1 < 0 && o2 > 0)) && ((o3 > 0 && o4 < 0) || (o3 < 0 && o4 > 0))) {
+    return true;
+  }
+  return (o1 == 0 && on_segment(a, b, c)) || (o2 == 0 && on_segment(a, b, d)) ||
+         (o3 == 0 && on_segment(c, d, a)) || (o4 == 0 && on_segment(c, d, b));
+}
+
+struct Task {
+  Index a, b;  // a == b: the self test of node a; else the pair test of nodes a and b
+};
+
+class Traversal {
+ public:
+  Traversal(const std::vector<BvhNode>& nodes, bool cull) : nodes_(nodes), cull_(cull) {}
+
+  void self(Index n, std::vector<LeafPair>& pairs, std::vector<Index>& culled) const {
+    const BvhNode& node = nodes_[n];
+    if (node.is_leaf()) return;  // the triangles of one leaf share an edge: never a pair
+    if (cull_ && node.cullable) {
+      culled.push_back(n);
+      return;
+    }
+    self(node.left, pairs, culled);
+    self(node.right, pairs, culled);
+    pair(node.left, node.right, pairs);
+  }
+
+  void pair(Index a, Index b, std::vector<LeafPair>& pairs) const {
+    const BvhNode& na = nodes_[a];
+    const BvhNode& nb = nodes_[b];
+    if (!na.volume.overlaps(nb.volume)) return;
+    if (na.is_leaf() && nb.is_leaf()) {
+      pairs.push_back({std::min(na.leaf, nb.leaf), std::max(na.leaf, nb.leaf)});
+      return;
+    }
+    if (descend_first(na, nb)) {
+      pair(na.left, b, pairs);
+      pair(na.right, b, pairs);
+    } else {
+      pair(a, nb.left, pairs);
+      pair(a, nb.right, pairs);
+    }
+  }
+
+  // One level of the recursion as tasks: children tasks go to `out`, finished work to the
+  // outputs.
+  void expand(const Task& task, std::vector<Task>& out, std::vector<LeafPair>& pairs,
+              std::vector<Index>& culled) const {
+    if (task.a == task.b) {
+      const BvhNode& node = nodes_[task.a];
+      if (node.is_leaf()) return;
+      if (cull_ && node.cullable) {
+        culled.push_back(task.a);
+        return;
+      }
+      out.push_back({node.left, node.left});
+      out.push_back({node.right, node.right});
+      out.push_back({node.left, node.right});
+      return;
+    }
+    const BvhNode& na = nodes_[task.a];
+    const BvhNode& nb = nodes_[task.b];
+    if (!na.volume.overlaps(nb.volume)) return;
+    if (na.is_leaf() && nb.is_leaf()) {
+      pairs.push_back({std::min(na.leaf, nb.leaf), std::max(na.leaf, nb.leaf)});
+      return;
+    }
+    if (descend_first(na, nb)) {
+      out.push_back({na.left, task.b});
+      out.push_back({na.right, task.b});
+    } else {
+      out.push_back({task.a, nb.left});
+      out.push_back({task.a, nb.right});
+    }
+  }
+
+  void run(const Task& task, std::vector<LeafPair>& pairs, std::vector<Index>& culled) const {
+    if (task.a == task.b) {
+      self(task.a, pairs, culled);
+    } else {
+      pair(task.a, task.b, pairs);
+    }
+  }
+
+ private:
+  // Descend the bigger volume, so both sides shrink at the same pace.
+  static bool descend_first(const BvhNode& a, const BvhNode& b) {
+    if (b.is_leaf()) return true;
+    if (a.is_leaf()) return false;
+    const double size_a = (a.volume.max[0] - a.volume.min[0]) +
+                          (a.volume.max[1] - a.volume.min[1]) + (a.volume.max[2] - a.volume.min[2]);
+    const double size_b = (b.volume.max[0] - b.volume.min[0]) +
+                          (b.volume.max[1] - b.volume.min[1]) + (b.volume.max[2] - b.volume.min[2]);
+    return size_a >= size_b;
+  }
+
+  const std::vector<BvhNode>& nodes_;
+  bool cull_;
+};
+
+}  // namespace
+
+Bvh::Bvh(const ClothMesh& mesh, const Positions& positions) : mesh_(&mesh) {
+  check_positions(mesh, positions);
+  const std::size_t leaf_count = mesh.leaves.size();
+  std::vector<std::array<double, Kdop18::kAxes>> centroids(leaf_count);
+  for (std::size_t l = 0; l < leaf_count; ++l) {
+    Vec3 sum = Vec3::Zero();
+    int corners = 0;
+    for (Index t : mesh.leaves[l]) {
+      if (t == kNoIndex) continue;
+      for (Index v : mesh.triangles[t]) sum += positions[v];
+      corners += 3;
+    }
+    centroids[l] = Kdop18::project(sum / corners);
+  }
+  std::vector<std::vector<Index>> piece_leaves(mesh.piece_count());
+  for (std::size_t l = 0; l < leaf_count; ++l) {
+    piece_leaves[mesh.triangle_piece[mesh.leaves[l][0]]].push_back(static_cast<Index>(l));
+  }
+  nodes_.reserve(2 * leaf_count);
+  for (std::size_t p = 0; p < piece_leaves.size(); ++p) {
+    auto& ids = piece_leaves[p];
+    roots_.push_back(ids.empty() ? kNoIndex
+                                 : build_node(ids, 0, ids.size(), kNoIndex, static_cast<Index>(p),
+                                              0, centroids));
+  }
+  find_disks();
+  refit(positions, 0.0);
+}
+
+Index Bvh::build_node(std::vector<Index>& leaf_ids, std::size_t begin, std::size_t end,
+                      Index parent, Index piece, std::size_t depth,
+                      const std::vector<std::array<double, Kdop18::kAxes>>& centroids) {
+  const Index index = static_cast<Index>(nodes_.size());
+  nodes_.emplace_back();
+  nodes_[index].parent = parent;
+  nodes_[index].piece = piece;
+  if (levels_.size() <= depth) levels_.resize(depth + 1);
+  levels_[depth].push_back(index);
+  if (end - begin == 1) {
+    nodes_[index].leaf = leaf_ids[begin];
+    return index;
+  }
+  std::array<double, Kdop18::kAxes> lo, hi;
+  lo.fill(std::numeric_limits<double>::infinity());
+  hi.fill(-std::numeric_limits<double>::infinity());
+  for (std::size_t i = begin; i < end; ++i) {
+    const auto& c = centroids[leaf_ids[i]];
+    for (int k = 0; k < Kdop18::kAxes; ++k) {
+      lo[k] = std::min(lo[k], c[k]);
+      hi[k] = std::max(hi[k], c[k]);
+    }
+  }
+  int axis = 0;
+  for (int k = 1; k < Kdop18::kAxes; ++k) {
+    if (hi[k] - lo[k] > hi[axis] - lo[axis]) axis = k;
+  }
+  const std::size_t middle = begin + (end - begin) / 2;
+  // Ties broken by leaf index: the split is a pure function of the input.
+  std::nth_element(leaf_ids.begin() + static_cast<std::ptrdiff_t>(begin),
+                   leaf_ids.begin() + static_cast<std::ptrdiff_t>(middle),
+                   leaf_ids.begin() + static_cast<std::ptrdiff_t>(end), [&](Index a, Index b) {
+                     const double ca = centroids[a][axis], cb = centroids[b][axis];
+                     return ca < cb || (ca == cb && a < b);
+                   });
+  const Index left = build_node(leaf_ids, begin, middle, index, piece, depth + 1, centroids);
+  const Index right = build_node(leaf_ids, middle, end, index, piece, depth + 1, centroids);
+  nodes_[index].left = left;
+  nodes_[index].right = right;
+  return index;
+}
+
+// Bottom-up: a node's border is the symmetric difference of its children's borders (an edge on
+// both is shared, hence interior), V and E follow by inclusion-exclusion over the shared border
+// vertices and edges. For a manifold region a vertex in both children lies on both borders, so
+// the counts are exact; anything else is marked non-manifold and never culled.
+void Bvh::find_disks() {
+  const ClothMesh& mesh = *mesh_;
+  std::vector<RegionTopology> topo(nodes_.size());
+  node_is_disk_.assign(nodes_.size(), 0);
+  for (std::size_t depth = levels_.size(); depth-- > 0;) {
+    const auto& level = levels_[depth];
+#pragma omp parallel for schedule(dynamic, 16)
+    for (std::size_t i = 0; i < level.size(); ++i) {
+      const Index n = level[i];
+      const BvhNode& node = nodes_[n];
+      RegionTopology& r = topo[n];
+      if (node.is_leaf()) {
+        std::vector<Index> edges, vertices;
+        r.manifold = true;
+        for (Index t : mesh.leaves[node.leaf]) {
+          if (t == kNoIndex) continue;
+          ++r.faces;
+          r.manifold = r.manifold && mesh.triangle_detectable[t];
+          for (Index e : mesh.triangle_edges[t]) {
+            edges.push_back(e);
+            r.manifold = r.manifold && mesh.edges[e].triangle_count <= 2;
+          }
+          for (Index v : mesh.triangles[t]) vertices.push_back(v);
+        }
+        std::sort(edges.begin(), edges.end());
+        std::sort(vertices.begin(), vertices.end());
+        r.vertices = std::unique(vertices.begin(), vertices.end()) - vertices.begin();
+        std::size_t shared = 0;
+        for (std::size_t k = 0; k < edges.size(); ++k) {
+          const bool twice = (k + 1 < edges.size() && edges[k + 1] == edges[k]) ||
+                             (k > 0 && edges[k - 1] == edges[k]);
+          if (!twice) r.border.push_back(edges[k]);
+          if (k > 0 && edges[k - 1] == edges[k]) ++shared;
+        }
+        r.edges = static_cast<std::int64_t>(edges.size() - shared);
+        r.connected = r.faces == 1 || shared > 0;
+      } else {
+        RegionTopology& a = topo[node.left];
+        RegionTopology& b = topo[node.right];
+        std::vector<Index> shared_edges;
+        std::set_intersection(a.border.begin(), a.border.end(), b.border.begin(), b.border.end(),
+                              std::back_inserter(shared_edges));
+        std::set_symmetric_difference(a.border.begin(), a.border.end(), b.border.begin(),
+                                      b.border.end(), std::back_inserter(r.border));
+        const auto va = border_vertices(mesh, a.border);
+        const auto vb = border_vertices(mesh, b.border);
+        std::vector<Index> shared_vertices;
+        std::set_intersection(va.begin(), va.end(), vb.begin(), vb.end(),
+                              std::back_inserter(shared_vertices));
+        r.faces = a.faces + b.faces;
+        r.edges = a.edges + b.edges - static_cast<std::int64_t>(shared_edges.size());
+        r.vertices = a.vertices + b.vertices - static_cast<std::int64_t>(shared_vertices.size());
+        r.manifold = a.manifold && b.manifold;
+        // Conservative: two connected halves that share an edge are connected.
+        r.connected = a.connected && b.connected && !shared_edges.empty();
+        // The children's borders are no longer needed once the parent is done.
+        if (!node_is_disk_[node.left]) std::vector<Index>().swap(a.border);
+        if (!node_is_disk_[node.right]) std::vector<Index>().swap(b.border);
+      }
+      const bool disk = r.manifold && r.connected && r.vertices - r.edges + r.faces == 1 &&
+                        is_single_simple_loop(mesh, r.border);
+      node_is_disk_[n] = disk ? 1 : 0;
+    }
+  }
+  node_border_edges_.offsets.assign(nodes_.size() + 1, 0);
+  for (std::size_t n = 0; n < nodes_.size(); ++n) {
+    node_border_edges_.offsets[n + 1] =
+        node_border_edges_.offsets[n] +
+        (node_is_disk_[n] ? static_cast<Index>(topo[n].border.size()) : Index{0});
+  }
+  node_border_edges_.items.resize(node_border_edges_.offsets.back());
+  for (std::size_t n = 0; n < nodes_.size(); ++n) {
+    if (node_is_disk_[n]) {
+      std::copy(topo[n].border.begin(), topo[n].border.end(),
+                node_border_edges_.items.begin() + node_border_edges_.offsets[n]);
+    }
+  }
+}
+
+void Bvh::refit_leaf(BvhNode& node, const Positions& positions, double inflation) const {
+  const ClothMesh& mesh = *mesh_;
+  node.volume = Kdop18();
+  bool first = true;
+  for (Index t : mesh.leaves[node.leaf]) {
+    if (t == kNoIndex) continue;
+    const auto& c = mesh.triangles[t];
+    for (Index v : c) node.volume.add(positions[v]);
+    const NormalCone cone =
+        NormalCone::from_triangle(positions[c[0]], positions[c[1]], positions[c[2]]);
+    node.cone = first ? cone : NormalCone::merge(node.cone, cone);
+    first = false;
+  }
+  node.volume.inflate(inflation);
+}
+
+void Bvh::refit(const Positions& positions, double inflation) {
+  check_positions(*mesh_, positions);
+  if (!(inflation >= 0) || !std::isfinite(inflation)) {
+    throw std::invalid_argument("Bvh::refit: inflation must be finite and >= 0, got " +
+                                std::to_string(inflation));
+  }
+  inflation_ = inflation;
+  for (std::size_t depth = levels_.size(); depth-- > 0;) {
+    const auto& level = levels_[depth];
+#pragma omp parallel for schedule(static)
+    for (std::size_t i = 0; i < level.size(); ++i) {
+      BvhNode& node = nodes_[level[i]];
+      if (node.is_leaf()) {
+        refit_leaf(node, positions, inflation);
+      } else {
+        node.volume = nodes_[node.left].volume;
+        node.volume.merge(nodes_[node.right].volume);
+        node.cone = NormalCone::merge(nodes_[node.left].cone, nodes_[node.right].cone);
+      }
+    }
+  }
+  // Top-down, so a region inside a cullable one inherits the flag without its own border test
+  // (a part of a surface that does not intersect itself does not either).
+  for (const auto& level : levels_) {
+#pragma omp parallel for schedule(dynamic, 8)
+    for (std::size_t i = 0; i < level.size(); ++i) {
+      const Index n = level[i];
+      BvhNode& node = nodes_[n];
+      if (node.parent != kNoIndex && nodes_[node.parent].cullable) {
+        node.cullable = true;
+      } else {
+        node.cullable = node_is_disk_[n] && node.cone.narrower_than_right_angle() &&
+                        border_is_simple_in_projection(n, positions);
+      }
+    }
+  }
+}
+
+// The border loop projected on the plane normal to the cone axis must not cross or touch
+// itself. Sweep over the segments sorted by their smallest u: only segments whose u ranges
+// overlap are compared. The projection basis is turned by a generic angle, so the straight
+// borders of grids do not line up with u (that would make every pair overlap in u).
+bool Bvh::border_is_simple_in_projection(Index n, const Positions& positions) const {
+  const ClothMesh& mesh = *mesh_;
+  const auto border = node_border_edges_[n];
+  const Vec3& axis = nodes_[n].cone.axis;
+  Vec3 u = Vec3(0.5773502691896258, 0.6215917910601614, 0.5297590554736018).cross(axis);
+  if (u.squaredNorm() < 1e-6)
+    u = Vec3(0.8110771634476468, -0.3522345137562497, 0.4669118823567).cross(axis);
+  u.normalize();
+  const Vec3 v = axis.cross(u);
+  struct Seg {
+    Point2 a, b;
+    Index va, vb;
+    double u_min, u_max;
+  };
+  std::vector<Seg> segs;
+  segs.reserve(border.size());
+  for (Index e : border) {
+    const auto& ev = mesh.edges[e].vertices;
+    const Vec3& pa = positions[ev[0]];
+    const Vec3& pb = positions[ev[1]];
+    Seg s{{pa.dot(u), pa.dot(v)}, {pb.dot(u), pb.dot(v)}, ev[0], ev[1], 0, 0};
+    s.u_min = std::min(s.a.x, s.b.x);
+    s.u_max = std::max(s.a.x, s.b.x);
+    segs.push_back(s);
+  }
+  std::sort(segs.begin(), segs.end(), [](const Seg& x, const Seg& y) {
+    return x.u_min < y.u_min || (x.u_min == y.u_min && x.va < y.va) ||
+           (x.u_min == y.u_min && x.va == y.va && x.vb < y.vb);
+  });
+  for (std::size_t i = 0; i < segs.size(); ++i) {
+    const Seg& s = segs[i];
+    for (std::size_t j = i + 1; j < segs.size() && segs[j].u_min <= s.u_max; ++j) {
+      const Seg& r = segs[j];
+      const bool share = s.va == r.va || s.va == r.vb || s.vb == r.va || s.vb == r.vb;
+      if (share) {
+        // Neighbours on the loop meet at their common vertex; they must not fold back onto
+        // each other (the far end of one lying on the other).
+        const Point2& far_r = (r.va == s.va || r.va == s.vb) ? r.b : r.a;
+        const Point2& far_s = (s.va == r.va || s.va == r.vb) ? s.b : s.a;
+        if ((orient(s.a, s.b, far_r) == 0 && on_segment(s.a, s.b, far_r)) ||
+            (orient(r.a, r.b, far_s) == 0 && on_segment(r.a, r.b, far_s))) {
+          return false;
+        }
+        continue;
+      }
+      if (segments_touch(s.a, s.b, r.a, r.b)) return false;
+    }
+  }
+  return true;
+}
+
+Candidates Bvh::find_candidates(bool cull) const {
+  const Traversal traversal(nodes_, cull);
+  Candidates result;
+  std::vector<Task> tasks;
+  for (Index root : roots_) {
+    if (root != kNoIndex) tasks.push_back({root, root});
+  }
+  for (std::size_t p = 0; p < roots_.size(); ++p) {
+    for (std::size_t q = p + 1; q < roots_.size(); ++q) {
+      if (roots_[p] != kNoIndex && roots_[q] != kNoIndex) tasks.push_back({roots_[p], roots_[q]});
+    }
+  }
+  // Breadth-first unrolling, sequential and independent of the thread count. Every expansion
+  // finishes a task or replaces it by its children, so this ends on a finite tree.
+  while (!tasks.empty() && tasks.size() < kTargetTasks) {
+    std::vector<Task> next;
+    next.reserve(3 * tasks.size());
+    for (const Task& task : tasks) {
+      traversal.expand(task, next, result.leaf_pairs, result.culled_nodes);
+    }
+    tasks = std::move(next);
+  }
+  std::vector<std::vector<LeafPair>> task_pairs(tasks.size());
+  std::vector<std::vector<Index>> task_culled(tasks.size());
+#pragma omp parallel for schedule(dynamic, 1)
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    traversal.run(tasks[i], task_pairs[i], task_culled[i]);
+  }
+  std::size_t pair_total = result.leaf_pairs.size(), culled_total = result.culled_nodes.size();
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    pair_total += task_pairs[i].size();
+    culled_total += task_culled[i].size();
+  }
+  result.leaf_pairs.reserve(pair_total);
+  result.culled_nodes.reserve(culled_total);
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    result.leaf_pairs.insert(result.leaf_pairs.end(), task_pairs[i].begin(), task_pairs[i].end());
+    result.culled_nodes.insert(result.culled_nodes.end(), task_culled[i].begin(),
+                               task_culled[i].end());
+  }
+  return result;
+}
+
+}  // namespace untangle
