@@ -1,0 +1,115 @@
+// `untangle fix IN.obj -o OUT.obj`: the static untangler on a mesh file (issue 4): one tangled
+// state in, an intersection-free state out, with the edge strain measured against the input.
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+#include "command.hpp"
+#include "engine.hpp"
+#include "json.hpp"
+
+namespace untangle::cli {
+
+int run_fix(CommandArgs args) {
+  std::string in_path;
+  std::string out_path;
+  UtUntangleOptions options = default_untangle_options();
+  std::string method;
+  double strength = 0;
+  int threads = 0;
+  bool json = false;
+  ArgParser parser(
+      "untangle fix IN.obj -o OUT.obj [options]",
+      "Moves the vertices of a self-intersecting mesh until no intersection is left (or\n"
+      "the iteration limit is reached), keeping its shape: the edge lengths and bending\n"
+      "of the input are kept and every vertex is pulled softly back toward its input\n"
+      "position. OUT.obj keeps the input's vertex order, faces, texture coordinates and\n"
+      "groups; its normals are dropped, because they no longer match the moved surface.");
+  parser.positional("IN.obj", "the tangled mesh (Wavefront OBJ)", &in_path)
+      .option("-o,--output", "OUT.obj", "where to write the untangled mesh (required)", &out_path)
+      .option(
+          "--max-iterations", "N",
+          "pipeline iterations at most (default " + std::to_string(options.max_iterations) + ")",
+          &options.max_iterations, 1, 1000000)
+      .option("--method", "M", "icm (default), kikuchi, ye or buffet", &method)
+      .option("--strength", "S", "response strength (h0 = S * mean edge length; default 1)",
+              &strength, 0, 1000)
+      .option("--threads", "N", "OpenMP threads (0 = default); results do not depend on it",
+              &threads, 0, 1024)
+      .flag("--json", "print one JSON object instead of text", &json)
+      .epilog(
+          "JSON keys: pairs_before, pairs_after, iterations, max_edge_strain\n"
+          "(max |length_out / length_in - 1| over all edges), seconds.\n"
+          "The exit status is 0 when OUT.obj was written, also when pairs are left.");
+  if (!parser.parse(args)) {
+    std::cout << parser.help();
+    return kExitOk;
+  }
+  if (out_path.empty()) throw UsageError("missing -o OUT.obj");
+
+  UtSettings settings = default_settings();
+  if (!method.empty()) settings.method = parse_method(method);
+  if (parser.given("--strength")) settings.response_strength = strength;
+  apply_threads(settings, threads);
+
+  ObjMesh obj = read_obj(in_path);
+  const ObjPieces pieces = split_pieces(obj);
+  SceneHandle scene;
+  add_pieces(scene, pieces);
+
+  install_interrupt_handler();
+  ProgressReporter progress{"iteration", {}};
+  std::vector<float> output(3 * pieces.vertex_count());
+  UtUntangleReport report{};
+  report.struct_size = sizeof report;
+  const auto start = std::chrono::steady_clock::now();
+  const UtStatus status =
+      ut_untangle(scene.get(), &settings, &options, nullptr, output.data(), pieces.vertex_count(),
+                  &report, &ProgressReporter::callback, &progress);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  progress.line.clear();
+  if (status == UT_ERROR_CANCELLED) {
+    std::fprintf(stderr,
+                 "untangle fix: interrupted after %d iterations (%llu pairs left); %s not "
+                 "written\n",
+                 report.iterations, static_cast<unsigned long long>(report.pairs_after),
+                 out_path.c_str());
+    return kExitInterrupted;
+  }
+  check(status, in_path);
+
+  scatter_positions(pieces, from_floats(output), obj);
+  write_obj(out_path, obj, /*with_normals=*/false);
+
+  if (json) {
+    JsonWriter out(std::cout);
+    out.begin_object()
+        .field("pairs_before", report.pairs_before)
+        .field("pairs_after", report.pairs_after)
+        .field("iterations", report.iterations)
+        .field("max_edge_strain", report.max_edge_strain)
+        .field("seconds", seconds)
+        .end_object();
+    return kExitOk;
+  }
+  std::printf("%s: %llu intersecting pairs -> %llu in %d iteration%s (%s), %.3f s\n",
+              in_path.c_str(), static_cast<unsigned long long>(report.pairs_before),
+              static_cast<unsigned long long>(report.pairs_after), report.iterations,
+              report.iterations == 1 ? "" : "s", std::string(method_name(settings.method)).c_str(),
+              seconds);
+  std::printf("  max edge strain against the input %.2f %%, max displacement %.4g, mean %.4g\n",
+              100 * report.max_edge_strain, report.max_displacement, report.mean_displacement);
+  if (report.pairs_after > 0) {
+    std::printf(
+        "  not fully untangled: %llu loop, %llu boundary, %llu crease contours left "
+        "(try --max-iterations or another --method)\n",
+        static_cast<unsigned long long>(report.contours_loop),
+        static_cast<unsigned long long>(report.contours_boundary),
+        static_cast<unsigned long long>(report.contours_crease));
+  }
+  std::printf("wrote %s\n", out_path.c_str());
+  return kExitOk;
+}
+
+}  // namespace untangle::cli

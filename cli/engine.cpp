@@ -1,0 +1,187 @@
+#include "engine.hpp"
+
+#include <algorithm>
+
+namespace untangle::cli {
+namespace {
+
+template <std::size_t N>
+std::string joined(const std::string_view (&names)[N]) {
+  std::string text;
+  for (std::size_t i = 0; i < N; ++i) {
+    if (i > 0) text += i + 1 == N ? " or " : ", ";
+    text += names[i];
+  }
+  return text;
+}
+
+}  // namespace
+
+void check(UtStatus status, std::string_view what) {
+  if (status == UT_OK) return;
+  std::string message = ut_last_error();
+  if (message.empty()) message = ut_status_name(status);
+  throw CliError(std::string(what) + ": " + message);
+}
+
+UtMethod parse_method(std::string_view name) {
+  for (std::size_t i = 0; i < std::size(kMethodNames); ++i) {
+    if (kMethodNames[i] == name) return static_cast<UtMethod>(i);
+  }
+  throw UsageError("unknown method '" + std::string(name) + "' (use " + joined(kMethodNames) + ")");
+}
+
+std::string_view method_name(int32_t method) {
+  if (method >= 0 && static_cast<std::size_t>(method) < std::size(kMethodNames)) {
+    return kMethodNames[method];
+  }
+  return "unknown";
+}
+
+void check_scene_name(std::string_view name) {
+  for (const std::string_view known : kSceneNames) {
+    if (known == name) return;
+  }
+  throw UsageError("unknown scene '" + std::string(name) + "' (use " + joined(kSceneNames) + ")");
+}
+
+UtSettings default_settings() {
+  UtSettings settings{};
+  check(ut_settings_init(&settings, sizeof settings), "settings");
+  return settings;
+}
+
+UtSettings scene_settings(const std::string& scene_name) {
+  check_scene_name(scene_name);
+  UtSettings settings{};
+  settings.struct_size = sizeof settings;
+  check(ut_scene_settings(scene_name.c_str(), &settings), "scene " + scene_name);
+  return settings;
+}
+
+UtUntangleOptions default_untangle_options() {
+  UtUntangleOptions options{};
+  check(ut_untangle_options_init(&options, sizeof options), "untangle options");
+  return options;
+}
+
+void apply_threads(UtSettings& settings, int threads) {
+  check(ut_set_threads(threads), "--threads");
+  settings.threads = threads;
+}
+
+std::vector<float> to_floats(const Positions& positions) {
+  std::vector<float> values;
+  values.reserve(3 * positions.size());
+  for (const Vec3& p : positions) {
+    for (int k = 0; k < 3; ++k) values.push_back(static_cast<float>(p[k]));
+  }
+  return values;
+}
+
+Positions from_floats(const std::vector<float>& values) {
+  Positions positions(values.size() / 3);
+  for (std::size_t i = 0; i < positions.size(); ++i) {
+    positions[i] = Vec3(values[3 * i], values[3 * i + 1], values[3 * i + 2]);
+  }
+  return positions;
+}
+
+SceneHandle::SceneHandle() {
+  check(ut_scene_create(&scene_), "scene");
+}
+
+void SceneHandle::add_piece(const PolygonMesh& piece) {
+  const std::vector<float> positions = to_floats(piece.positions);
+  check(ut_scene_add_piece(scene_, positions.data(), piece.positions.size(), 0,
+                           piece.face_sizes.data(), piece.face_sizes.size(),
+                           piece.face_indices.data(), piece.face_indices.size(), nullptr),
+        "mesh");
+}
+
+void add_pieces(SceneHandle& scene, const ObjPieces& pieces) {
+  for (std::size_t p = 0; p < pieces.meshes.size(); ++p) {
+    try {
+      scene.add_piece(pieces.meshes[p]);
+    } catch (const CliError& error) {
+      throw CliError("piece '" + pieces.names[p] + "': " + error.what());
+    }
+  }
+}
+
+WorldHandle::WorldHandle(const std::string& scene_name, const UtSettings* settings) {
+  check_scene_name(scene_name);
+  check(ut_world_create_scene(scene_name.c_str(), settings, &world_), "scene " + scene_name);
+}
+
+WorldHandle::WorldHandle(const SceneHandle& scene, const UtSettings* settings) {
+  check(ut_world_create(scene.get(), settings, &world_), "world");
+}
+
+std::size_t WorldHandle::piece_count() const {
+  std::size_t count = 0;
+  check(ut_world_piece_count(world_, &count), "world");
+  return count;
+}
+
+std::size_t WorldHandle::vertex_count(int32_t piece) const {
+  std::size_t count = 0;
+  check(ut_world_vertex_count(world_, piece, &count), "world");
+  return count;
+}
+
+UtFrameStats empty_stats() {
+  UtFrameStats stats{};
+  stats.struct_size = sizeof stats;
+  return stats;
+}
+
+UtFrameStats WorldHandle::stats() const {
+  UtFrameStats stats = empty_stats();
+  check(ut_world_stats(world_, &stats), "stats");
+  return stats;
+}
+
+void WorldHandle::step(uint32_t frames) {
+  check(ut_world_step(world_, frames), "step");
+}
+
+std::vector<float> WorldHandle::positions() const {
+  const std::size_t n = vertex_count();
+  std::vector<float> values(3 * n);
+  check(ut_world_get_positions(world_, UT_ALL_PIECES, values.data(), n, 0), "positions");
+  return values;
+}
+
+std::vector<PolygonMesh> WorldHandle::pieces() const {
+  std::vector<PolygonMesh> pieces(piece_count());
+  for (std::size_t p = 0; p < pieces.size(); ++p) {
+    const auto piece = static_cast<int32_t>(p);
+    std::size_t face_count = 0;
+    std::size_t index_count = 0;
+    check(ut_world_piece_faces(world_, piece, nullptr, 0, &face_count, nullptr, 0, &index_count),
+          "faces");
+    PolygonMesh& mesh = pieces[p];
+    mesh.face_sizes.resize(face_count);
+    mesh.face_indices.resize(index_count);
+    check(ut_world_piece_faces(world_, piece, mesh.face_sizes.data(), face_count, &face_count,
+                               mesh.face_indices.data(), index_count, &index_count),
+          "faces");
+    const std::size_t n = vertex_count(piece);
+    std::vector<float> values(3 * n);
+    check(ut_world_get_positions(world_, piece, values.data(), n, 0), "positions");
+    mesh.positions = from_floats(values);
+  }
+  return pieces;
+}
+
+int32_t ProgressReporter::callback(void* self, int32_t done, int32_t total, uint64_t pairs) {
+  auto& reporter = *static_cast<ProgressReporter*>(self);
+  const auto count = static_cast<std::size_t>(std::max(done, 0));
+  const auto of = static_cast<std::size_t>(std::max(total, 0));
+  reporter.line.show(reporter.label + " " + std::to_string(count) + "/" + std::to_string(of) + " " +
+                     progress_bar(count, of) + " " + std::to_string(pairs) + " pairs");
+  return interrupted() ? 0 : 1;
+}
+
+}  // namespace untangle::cli
