@@ -1,0 +1,213 @@
+// Detect-only and the untangler through the C ABI: detection results against the hand-built
+// crossing, untangled output free of intersections (checked by detecting it again), inputs
+// left alone, progress callbacks that see every iteration and can cancel, and sequences.
+#include <cmath>
+
+#include "fixtures.hpp"
+
+using namespace fixtures;
+
+namespace {
+
+std::vector<float> concatenated(const std::vector<Sheet>& sheets) {
+  std::vector<float> all;
+  for (const Sheet& sheet : sheets)
+    all.insert(all.end(), sheet.positions.begin(), sheet.positions.end());
+  return all;
+}
+
+// The same topology as `sheets` with the given positions (all pieces in order).
+std::vector<Sheet> moved_to(std::vector<Sheet> sheets, const std::vector<float>& positions) {
+  std::size_t offset = 0;
+  for (Sheet& sheet : sheets) {
+    std::copy(positions.begin() + offset, positions.begin() + offset + sheet.positions.size(),
+              sheet.positions.begin());
+    offset += sheet.positions.size();
+  }
+  return sheets;
+}
+
+UtFrameStats detect(const std::vector<Sheet>& sheets, std::vector<std::uint8_t>* flags = nullptr) {
+  ScenePtr scene = make_scene(sheets);
+  UtFrameStats stats;
+  stats.struct_size = sizeof stats;
+  std::size_t faces = 0;
+  for (const Sheet& sheet : sheets) faces += sheet.face_count();
+  if (flags != nullptr) flags->assign(faces, 7);
+  EXPECT_EQ(ut_detect(scene.get(), nullptr, &stats, flags != nullptr ? flags->data() : nullptr,
+                      flags != nullptr ? faces : 0),
+            UT_OK)
+      << last_error();
+  return stats;
+}
+
+struct Calls {
+  int count = 0;
+  int cancel_at = -1;
+  int last_done = -1;
+  int total = -1;
+  bool increasing = true;
+};
+
+int32_t record(void* user_data, int32_t done, int32_t total, uint64_t /*pairs*/) {
+  auto* calls = static_cast<Calls*>(user_data);
+  calls->increasing = calls->increasing && done > calls->last_done;
+  calls->last_done = done;
+  calls->total = total;
+  ++calls->count;
+  return calls->count == calls->cancel_at ? 0 : 1;
+}
+
+}  // namespace
+
+// Property: detect-only flags exactly the cells the crossing line passes (fixtures.hpp), over
+// both pieces in global polygon order, and counts one boundary contour.
+TEST(CapiDetect, FlagsTheCrossedCellsOfBothPieces) {
+  std::vector<std::uint8_t> flags;
+  const UtFrameStats stats = detect({horizontal_sheet(), vertical_sheet()}, &flags);
+  ASSERT_EQ(flags.size(), 150u);
+  for (std::size_t f = 0; f < flags.size(); ++f) {
+    const bool in_a = f < 100 && f % 10 == 5 && f / 10 >= 2 && f / 10 <= 7;
+    const bool in_b = f >= 100 && (f - 100) / 5 == 4;
+    EXPECT_EQ(flags[f], (in_a || in_b) ? 1 : 0) << "polygon " << f;
+  }
+  EXPECT_EQ(stats.contours_boundary, 1u);
+  EXPECT_EQ(stats.frame, 0u);
+  EXPECT_GT(stats.hits, 0u);
+}
+
+// Property: untangling the crossing leaves no intersection (detected again from the output),
+// reports the pairs it started from, and does not modify its inputs.
+TEST(CapiUntangle, CrossingSheetsComeOutFree) {
+  const std::vector<Sheet> sheets = {horizontal_sheet(), vertical_sheet()};
+  const UtFrameStats before = detect(sheets);
+  ASSERT_GT(before.pairs, 0u);
+  ScenePtr scene = make_scene(sheets);
+  const std::vector<float> input = concatenated(sheets);
+  std::vector<float> output(input.size(), NAN);
+  UtUntangleReport report;
+  report.struct_size = sizeof report;
+  Calls calls;
+  ASSERT_EQ(ut_untangle(scene.get(), nullptr, nullptr, nullptr, output.data(), input.size() / 3,
+                        &report, record, &calls),
+            UT_OK)
+      << last_error();
+  EXPECT_EQ(report.pairs_before, before.pairs);
+  EXPECT_EQ(report.pairs_after, 0u);
+  EXPECT_EQ(report.cancelled, 0);
+  EXPECT_EQ(calls.count, report.iterations);
+  EXPECT_TRUE(calls.increasing);
+  EXPECT_EQ(calls.total, 300);
+  for (float x : output) ASSERT_TRUE(std::isfinite(x));
+  EXPECT_EQ(detect(moved_to(sheets, output)).pairs, 0u);
+  EXPECT_EQ(concatenated(sheets), input);  // the scene's copy was not modified either
+  std::vector<float> again(input.size());
+  ASSERT_EQ(ut_untangle(scene.get(), nullptr, nullptr, nullptr, again.data(), again.size() / 3,
+                        nullptr, nullptr, nullptr),
+            UT_OK);
+  EXPECT_EQ(again, output) << "the scene's positions must still be the input";
+}
+
+// Property: a callback returning 0 stops the untangler at that iteration with
+// UT_ERROR_CANCELLED, and the output and report still hold the state reached.
+TEST(CapiUntangle, ProgressCallbackCancels) {
+  const std::vector<Sheet> sheets = {horizontal_sheet(), vertical_sheet()};
+  ScenePtr scene = make_scene(sheets);
+  std::vector<float> output(concatenated(sheets).size(), NAN);
+  UtUntangleReport report;
+  report.struct_size = sizeof report;
+  Calls calls;
+  calls.cancel_at = 2;
+  EXPECT_EQ(ut_untangle(scene.get(), nullptr, nullptr, nullptr, output.data(), output.size() / 3,
+                        &report, record, &calls),
+            UT_ERROR_CANCELLED);
+  EXPECT_THAT(last_error(), ::testing::HasSubstr("cancelled"));
+  EXPECT_EQ(calls.count, 2);
+  EXPECT_EQ(report.cancelled, 1);
+  EXPECT_EQ(report.iterations, 2);
+  for (float x : output) ASSERT_TRUE(std::isfinite(x));
+}
+
+// Property: pinned vertices (inverse mass 0) do not move.
+TEST(CapiUntangle, PinnedVerticesStayPut) {
+  const Sheet a = horizontal_sheet(), b = vertical_sheet();
+  std::vector<float> masses(b.vertex_count(), 0.0f);  // B pinned as a whole: A must give way
+  ScenePtr scene = make_scene({a});
+  ASSERT_EQ(add(scene.get(), b, masses.data()), UT_OK);
+  std::vector<float> output(a.positions.size() + b.positions.size());
+  UtUntangleReport report;
+  report.struct_size = sizeof report;
+  ASSERT_EQ(ut_untangle(scene.get(), nullptr, nullptr, nullptr, output.data(), output.size() / 3,
+                        &report, nullptr, nullptr),
+            UT_OK)
+      << last_error();
+  EXPECT_TRUE(
+      std::equal(b.positions.begin(), b.positions.end(), output.begin() + a.positions.size()));
+}
+
+// Property: a sequence gives one finished, intersection-free frame per input frame; a cancel
+// after the first frame keeps exactly that frame.
+TEST(CapiUntangle, SequenceUntanglesEveryFrameAndCancelsBetweenFrames) {
+  const std::vector<Sheet> sheets = {horizontal_sheet(), vertical_sheet()};
+  ScenePtr scene = make_scene(sheets);
+  const std::vector<float> first = concatenated(sheets);
+  const std::size_t n = first.size() / 3;
+  std::vector<float> frames;
+  for (int f = 0; f < 3; ++f) {
+    std::vector<float> frame = first;
+    for (std::size_t v = 121; v < n; ++v) frame[3 * v + 1] += 0.01f * f;  // B slides in y
+    frames.insert(frames.end(), frame.begin(), frame.end());
+  }
+  std::vector<float> output(frames.size(), NAN);
+  std::vector<UtUntangleReport> reports(3);
+  reports[0].struct_size = sizeof(UtUntangleReport);
+  std::size_t done = 0;
+  Calls calls;
+  ASSERT_EQ(ut_untangle_sequence(scene.get(), nullptr, nullptr, frames.data(), 3, n, output.data(),
+                                 reports.data(), &done, record, &calls),
+            UT_OK)
+      << last_error();
+  EXPECT_EQ(done, 3u);
+  EXPECT_EQ(calls.count, 3);
+  EXPECT_EQ(calls.total, 3);
+  for (int f = 0; f < 3; ++f) {
+    EXPECT_EQ(reports[f].struct_size, sizeof(UtUntangleReport));
+    EXPECT_GT(reports[f].pairs_before, 0u);
+    EXPECT_EQ(reports[f].pairs_after, 0u);
+    const std::vector<float> frame(output.begin() + 3 * n * f, output.begin() + 3 * n * (f + 1));
+    EXPECT_EQ(detect(moved_to(sheets, frame)).pairs, 0u) << "frame " << f;
+  }
+
+  std::vector<float> partial(frames.size(), -1.0f);
+  Calls stop;
+  stop.cancel_at = 1;
+  EXPECT_EQ(ut_untangle_sequence(scene.get(), nullptr, nullptr, frames.data(), 3, n, partial.data(),
+                                 nullptr, &done, record, &stop),
+            UT_ERROR_CANCELLED);
+  EXPECT_EQ(done, 1u);
+  EXPECT_TRUE(std::equal(output.begin(), output.begin() + 3 * n, partial.begin()));
+  EXPECT_EQ(partial[3 * n], -1.0f) << "unfinished frames are not written";
+}
+
+// Property: bad arguments to the untangler are refused before any work, naming the problem.
+TEST(CapiUntangle, BadArgumentsAreRefused) {
+  ScenePtr scene = make_scene({horizontal_sheet()});
+  std::vector<float> output(3 * 121);
+  EXPECT_EQ(ut_untangle(scene.get(), nullptr, nullptr, nullptr, output.data(), 120, nullptr,
+                        nullptr, nullptr),
+            UT_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(last_error(), ::testing::HasSubstr("121"));
+  UtUntangleOptions options;
+  ASSERT_EQ(ut_untangle_options_init(&options, sizeof options), UT_OK);
+  EXPECT_EQ(options.max_iterations, 300);
+  options.max_iterations = -4;
+  EXPECT_EQ(ut_untangle(scene.get(), nullptr, &options, nullptr, output.data(), 121, nullptr,
+                        nullptr, nullptr),
+            UT_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(last_error(), ::testing::HasSubstr("max_iterations"));
+  std::vector<float> rest(3 * 121, NAN);
+  EXPECT_EQ(ut_untangle(scene.get(), nullptr, nullptr, rest.data(), output.data(), 121, nullptr,
+                        nullptr, nullptr),
+            UT_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(last_error(), ::testing::HasSubstr("rest"));
+}
