@@ -1,6 +1,7 @@
 # Compares the dynamic symbols libuntangle.so defines with the functions untangle.h declares:
 # nothing but ut_* may be exported (no C++ symbol, no core internals), and nothing declared may
 # be missing. Run with -DNM=... -DLIBRARY=... -DHEADER=...
+cmake_minimum_required(VERSION 3.25)
 execute_process(COMMAND ${NM} -D --defined-only ${LIBRARY} OUTPUT_VARIABLE listing
                 RESULT_VARIABLE result)
 if(NOT result EQUAL 0)

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -63,6 +64,26 @@ inline Sheet vertical_sheet() {
   return grid(5, 10, [](double u, double v) {
     return std::array<float, 3>{0.05f, float(-0.55 + 1.1 * u), float(-0.97 + 2.0 * v)};
   });
+}
+
+// Two pieces the untangler can resolve: a flat sheet (16 x 16 cells of 0.1 in z = 0, offset so
+// no edge of the other piece passes exactly through its edges) and a square (8 x 8 cells of
+// 0.1) turned by 45 degrees about z and tilted by 0.9 rad, whose lowest corner pokes 0.12
+// through the first.
+inline std::vector<Sheet> poking_corner(float lift = 0.0f) {
+  Sheet flat = grid(16, 16, [](double u, double v) {
+    return std::array<float, 3>{float(-0.8 + 1.6 * u + 0.0037), float(-0.8 + 1.6 * v + 0.0021),
+                                0.0f};
+  });
+  const double c = std::sqrt(0.5), tilt = 0.9;
+  Sheet tilted = grid(8, 8, [&](double u, double v) {
+    u *= 0.8;
+    v *= 0.8;
+    return std::array<float, 3>{float((u - v) * c + 0.013),
+                                float((u + v) * c * std::cos(tilt) - 0.3),
+                                float((u + v) * c * std::sin(tilt) - 0.12 + lift)};
+  });
+  return {flat, tilted};
 }
 
 struct SceneDeleter {

@@ -76,10 +76,10 @@ TEST(CapiDetect, FlagsTheCrossedCellsOfBothPieces) {
   EXPECT_GT(stats.hits, 0u);
 }
 
-// Property: untangling the crossing leaves no intersection (detected again from the output),
-// reports the pairs it started from, and does not modify its inputs.
-TEST(CapiUntangle, CrossingSheetsComeOutFree) {
-  const std::vector<Sheet> sheets = {horizontal_sheet(), vertical_sheet()};
+// Property: untangling a corner poking through a sheet leaves no intersection (detected again
+// from the output), reports the pairs it started from, and does not modify its inputs.
+TEST(CapiUntangle, PokingCornerComesOutFree) {
+  const std::vector<Sheet> sheets = poking_corner();
   const UtFrameStats before = detect(sheets);
   ASSERT_GT(before.pairs, 0u);
   ScenePtr scene = make_scene(sheets);
@@ -130,8 +130,9 @@ TEST(CapiUntangle, ProgressCallbackCancels) {
 
 // Property: pinned vertices (inverse mass 0) do not move.
 TEST(CapiUntangle, PinnedVerticesStayPut) {
-  const Sheet a = horizontal_sheet(), b = vertical_sheet();
-  std::vector<float> masses(b.vertex_count(), 0.0f);  // B pinned as a whole: A must give way
+  const std::vector<Sheet> sheets = poking_corner();
+  const Sheet &a = sheets[0], &b = sheets[1];
+  std::vector<float> masses(b.vertex_count(), 0.0f);  // the square pinned: the sheet gives way
   ScenePtr scene = make_scene({a});
   ASSERT_EQ(add(scene.get(), b, masses.data()), UT_OK);
   std::vector<float> output(a.positions.size() + b.positions.size());
@@ -148,14 +149,12 @@ TEST(CapiUntangle, PinnedVerticesStayPut) {
 // Property: a sequence gives one finished, intersection-free frame per input frame; a cancel
 // after the first frame keeps exactly that frame.
 TEST(CapiUntangle, SequenceUntanglesEveryFrameAndCancelsBetweenFrames) {
-  const std::vector<Sheet> sheets = {horizontal_sheet(), vertical_sheet()};
+  const std::vector<Sheet> sheets = poking_corner();
   ScenePtr scene = make_scene(sheets);
-  const std::vector<float> first = concatenated(sheets);
-  const std::size_t n = first.size() / 3;
+  const std::size_t n = concatenated(sheets).size() / 3;
   std::vector<float> frames;
-  for (int f = 0; f < 3; ++f) {
-    std::vector<float> frame = first;
-    for (std::size_t v = 121; v < n; ++v) frame[3 * v + 1] += 0.01f * f;  // B slides in y
+  for (int f = 0; f < 3; ++f) {  // the square rises a little every frame
+    const std::vector<float> frame = concatenated(poking_corner(0.01f * float(f)));
     frames.insert(frames.end(), frame.begin(), frame.end());
   }
   std::vector<float> output(frames.size(), NAN);
