@@ -16,6 +16,7 @@ namespace untangle {
 struct StageSeconds {
   double predict = 0, refit = 0, broad = 0, narrow = 0, contours = 0, response = 0, solve = 0,
          velocities = 0, total = 0;
+  double proximity = 0;  // the proximity searches, part of solve
 };
 
 struct FrameStats {
@@ -27,8 +28,9 @@ struct FrameStats {
   std::size_t culled_nodes = 0;
   std::size_t proximity_pairs = 0;
   std::size_t stuck_contours = 0;
-  double max_edge_strain = 0;  // max |length / rest - 1| after the frame
-  double kinetic_energy = 0;   // sum of m v^2 / 2 after the frame
+  std::size_t repaired_particles = 0;  // non-finite after the solver: reset to the frame start
+  double max_edge_strain = 0;          // max |length / rest - 1| after the frame
+  double kinetic_energy = 0;           // sum of m v^2 / 2 after the frame
   StageSeconds seconds;
 };
 
@@ -44,7 +46,7 @@ class World {
 
   void step();
 
-  const ClothMesh& mesh() const { return mesh_; }
+  const ClothMesh& mesh() const { return *mesh_; }
   const Positions& positions() const { return positions_; }
   const Positions& velocities() const { return velocities_; }
   const std::vector<double>& inverse_mass() const { return inverse_mass_; }
@@ -53,6 +55,9 @@ class World {
   const Intersections& intersections() const { return intersections_; }
   const Contours& contours() const { return contours_; }
   const Bvh& bvh() const { return *bvh_; }
+  // The untangling displacement of the last frame (empty when untangling is off).
+  const Displacement& displacement() const { return displacement_; }
+  double spacing() const { return spacing_; }  // resolved particle spacing
 
   // Validates first (std::invalid_argument); a failed call changes nothing.
   void set_settings(const Settings& settings);
@@ -70,7 +75,10 @@ class World {
   Index grabbed_particle() const { return grabbed_; }  // kNoIndex when none
 
  private:
-  ClothMesh mesh_;
+  void update_detection(const Positions& x);
+
+  // Behind a pointer so that the BVH and the solver, which refer to it, survive a move.
+  std::unique_ptr<ClothMesh> mesh_;
   Settings settings_;
   Positions positions_;
   Positions velocities_;
@@ -83,7 +91,14 @@ class World {
   Intersections intersections_;
   Contours contours_;
   FrameStats stats_;
+  Displacement displacement_;
+  Positions pull_targets_;
+  double pull_stiffness_ = 0;
+  double spacing_ = 0;
   Index grabbed_ = kNoIndex;
+  std::vector<Index> grab_ring_;
+  Positions grab_offsets_;  // of the ring from the grabbed particle, at grab_begin
+  std::optional<Vec3> grab_target_;
 };
 
 }  // namespace untangle

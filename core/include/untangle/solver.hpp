@@ -1,0 +1,95 @@
+// Solver: the XPBD iterations of one frame (Macklin, Mueller, Chentanez 2016): stretch along the
+// edges, bending across interior edges (distance of the two opposite vertices), grab, the
+// untangling displacement in small parts, proximity pairs, sphere and ground (their Coulomb
+// friction acts on the velocities, see apply_friction). Constraint groups are coloured so each
+// group runs in parallel deterministically.
+#pragma once
+
+#include <optional>
+
+#include "untangle/colouring.hpp"
+#include "untangle/proximity.hpp"
+#include "untangle/response.hpp"
+#include "untangle/scenes.hpp"
+
+namespace untangle {
+
+// The grabbed particle and its ring, pulled toward their targets in every iteration.
+struct GrabTargets {
+  std::vector<Index> particles;  // [0] is the grabbed particle, then its ring
+  Positions targets;
+  std::vector<double> strengths;  // fraction of the remaining distance per iteration
+};
+
+struct SolverInput {
+  const Settings& settings;
+  const std::vector<double>& inverse_mass;
+  const Positions& previous;  // positions at the start of the frame
+  const std::vector<Sphere>& spheres;
+  std::optional<double> ground_height;
+  const Displacement* displacement = nullptr;  // null or empty: none
+  const GrabTargets* grab = nullptr;
+  const Positions* pull_targets = nullptr;  // null or empty: none
+  double pull_stiffness = 0;                // fraction of the distance per frame
+  // Refit to the positions given to solve, inflated by the thickness; refit again by the solver
+  // for the second proximity search.
+  Bvh* bvh = nullptr;
+};
+
+struct SolverOutput {
+  // Per particle, the displacement that must not turn into velocity: proximity pushes, the pull
+  // and an untangling displacement that carries no momentum.
+  Positions momentum_free;
+  Positions proximity;              // the proximity part of momentum_free
+  std::size_t proximity_pairs = 0;  // pairs of the first and the second search together
+  // Contacts with the sphere or the ground: the sum of the push-out depths over the iterations
+  // and the last contact normal, for the friction applied to the velocities.
+  std::vector<double> contact_depth;
+  Positions contact_normal;
+  double proximity_seconds = 0;
+};
+
+// Coulomb friction on the velocity of a particle that was pushed out of a collider by `depth`
+// in total this frame (Bridson 2002, 7.2): the tangential speed drops by friction * depth / dt,
+// and to 0 when it is smaller. On velocities rather than positions, so a stretched cloth on the
+// ground can still relax within the frame.
+Vec3 apply_friction(const Vec3& velocity, const Vec3& normal, double depth, double friction,
+                    double time_step);
+
+class Solver {
+ public:
+  // Rest lengths from the mesh's rest shape.
+  explicit Solver(const ClothMesh& mesh);
+
+  // Runs settings.iterations iterations on x (the predicted positions on entry).
+  void solve(const SolverInput& input, Positions& x, SolverOutput& output);
+
+  std::size_t stretch_constraint_count() const { return stretch_.size(); }
+  std::size_t bending_constraint_count() const { return bending_.size(); }
+  const Colouring& stretch_colouring() const { return stretch_colours_; }
+  const Colouring& bending_colouring() const { return bending_colours_; }
+
+ private:
+  struct ProximityConstraint {
+    std::array<Index, 4> particles;  // point, triangle corners; or edge, edge
+    bool point_triangle = true;
+    Vec3 side;  // the side the pair was on at the start of the frame
+  };
+
+  void build_proximity(const SolverInput& input, const Positions& x);
+  void project_proximity(const SolverInput& input, Positions& x, SolverOutput& output) const;
+
+  const ClothMesh* mesh_;
+  std::vector<std::array<Index, 2>> stretch_;
+  std::vector<double> stretch_rest_;
+  Colouring stretch_colours_;
+  std::vector<std::array<Index, 2>> bending_;
+  std::vector<double> bending_rest_;
+  Colouring bending_colours_;
+  std::vector<double> bending_lambda_;
+  std::vector<double> stretch_lambda_;
+  std::vector<ProximityConstraint> proximity_;
+  Colouring proximity_colours_;
+};
+
+}  // namespace untangle

@@ -1,0 +1,259 @@
+#include "untangle/proximity.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+
+namespace untangle {
+namespace {
+
+// Each vertex and each edge is owned by one leaf (that of its first triangle) and tested only from
+// there: a close pair still meets, since the owner's volume holds the vertex or edge, and every
+// pair is tested once instead of up to four times.
+struct Owners {
+  std::vector<Index> vertex_leaf;
+  std::vector<Index> edge_leaf;
+};
+
+Owners find_owners(const ClothMesh& mesh) {
+  Owners owners{std::vector<Index>(mesh.vertex_count(), kNoIndex),
+                std::vector<Index>(mesh.edges.size(), kNoIndex)};
+  for (std::size_t leaf = 0; leaf < mesh.leaves.size(); ++leaf) {
+    for (Index t : mesh.leaves[leaf]) {
+      if (t == kNoIndex) continue;
+      for (int k = 0; k < 3; ++k) {
+        Index& v = owners.vertex_leaf[mesh.triangles[t][k]];
+        if (v == kNoIndex) v = static_cast<Index>(leaf);
+        Index& e = owners.edge_leaf[mesh.triangle_edges[t][k]];
+        if (e == kNoIndex) e = static_cast<Index>(leaf);
+      }
+    }
+  }
+  return owners;
+}
+
+// The parts of one BVH leaf: all its vertices (for the adjacency test), its detectable triangles,
+// and the vertices and edges it owns.
+struct LeafParts {
+  std::array<Index, 4> vertices{};
+  std::array<Index, 4> owned_vertices{};
+  std::array<Index, 2> triangles{};
+  std::array<Index, 5> owned_edges{};
+  int vertex_count = 0, owned_vertex_count = 0, triangle_count = 0, owned_edge_count = 0;
+};
+
+template <std::size_t N>
+bool add_unique(std::array<Index, N>& items, int& count, Index item) {
+  for (int i = 0; i < count; ++i) {
+    if (items[i] == item) return false;
+  }
+  items[count++] = item;
+  return true;
+}
+
+LeafParts leaf_parts(const ClothMesh& mesh, const Owners& owners, Index leaf) {
+  LeafParts parts;
+  for (Index t : mesh.leaves[leaf]) {
+    if (t == kNoIndex) continue;
+    if (mesh.triangle_detectable[t]) parts.triangles[parts.triangle_count++] = t;
+    for (int k = 0; k < 3; ++k) {
+      const Index v = mesh.triangles[t][k];
+      if (add_unique(parts.vertices, parts.vertex_count, v) && owners.vertex_leaf[v] == leaf) {
+        parts.owned_vertices[parts.owned_vertex_count++] = v;
+      }
+      const Index e = mesh.triangle_edges[t][k];
+      if (owners.edge_leaf[e] == leaf) add_unique(parts.owned_edges, parts.owned_edge_count, e);
+    }
+  }
+  return parts;
+}
+
+bool share_vertex(const LeafParts& a, const LeafParts& b) {
+  for (int i = 0; i < a.vertex_count; ++i) {
+    for (int j = 0; j < b.vertex_count; ++j) {
+      if (a.vertices[i] == b.vertices[j]) return true;
+    }
+  }
+  return false;
+}
+
+// A cheap box test before the exact distance: most candidates are far apart on most axes.
+inline bool near_box(const Vec3& p, const Vec3& a, const Vec3& b, const Vec3& c, double reach) {
+  for (int k = 0; k < 3; ++k) {
+    if (p[k] < std::min({a[k], b[k], c[k]}) - reach) return false;
+    if (p[k] > std::max({a[k], b[k], c[k]}) + reach) return false;
+  }
+  return true;
+}
+
+inline bool boxes_near(const Vec3& a0, const Vec3& a1, const Vec3& b0, const Vec3& b1,
+                       double reach) {
+  for (int k = 0; k < 3; ++k) {
+    if (std::max(a0[k], a1[k]) + reach < std::min(b0[k], b1[k])) return false;
+    if (std::max(b0[k], b1[k]) + reach < std::min(a0[k], a1[k])) return false;
+  }
+  return true;
+}
+
+void point_triangle_pairs(const ClothMesh& mesh, const Positions& x, const LeafParts& points,
+                          const LeafParts& triangles, double thickness,
+                          std::vector<PointTrianglePair>& out) {
+  for (int i = 0; i < points.owned_vertex_count; ++i) {
+    const Index p = points.owned_vertices[i];
+    for (int j = 0; j < triangles.triangle_count; ++j) {
+      const Index t = triangles.triangles[j];
+      const auto& tri = mesh.triangles[t];
+      if (!near_box(x[p], x[tri[0]], x[tri[1]], x[tri[2]], thickness)) continue;
+      Vec3 barycentric;
+      const Vec3 q = closest_point_on_triangle(x[p], x[tri[0]], x[tri[1]], x[tri[2]], barycentric);
+      if ((x[p] - q).squaredNorm() < thickness * thickness) out.push_back({p, t});
+    }
+  }
+}
+
+void edge_edge_pairs(const ClothMesh& mesh, const Positions& x, const LeafParts& a,
+                     const LeafParts& b, double thickness, std::vector<EdgeEdgePair>& out) {
+  for (int i = 0; i < a.owned_edge_count; ++i) {
+    const auto& ea = mesh.edges[a.owned_edges[i]].vertices;
+    for (int j = 0; j < b.owned_edge_count; ++j) {
+      const auto& eb = mesh.edges[b.owned_edges[j]].vertices;
+      if (!boxes_near(x[ea[0]], x[ea[1]], x[eb[0]], x[eb[1]], thickness)) continue;
+      double s = 0, t = 0;
+      closest_points_of_segments(x[ea[0]], x[ea[1]], x[eb[0]], x[eb[1]], s, t);
+      // Where a closest point is an end point, the point-triangle pairs already hold the contact.
+      if (s <= 0 || s >= 1 || t <= 0 || t >= 1) continue;
+      const Vec3 pa = x[ea[0]] + s * (x[ea[1]] - x[ea[0]]);
+      const Vec3 pb = x[eb[0]] + t * (x[eb[1]] - x[eb[0]]);
+      if ((pa - pb).squaredNorm() < thickness * thickness) {
+        const Index e0 = a.owned_edges[i], e1 = b.owned_edges[j];
+        out.push_back({{std::min(e0, e1), std::max(e0, e1)}});
+      }
+    }
+  }
+}
+
+template <typename T>
+void sort_unique(std::vector<T>& items) {
+  std::sort(items.begin(), items.end());
+  items.erase(std::unique(items.begin(), items.end()), items.end());
+}
+
+}  // namespace
+
+Vec3 closest_point_on_triangle(const Vec3& p, const Vec3& a, const Vec3& b, const Vec3& c,
+                               Vec3& barycentric) {
+  const Vec3 ab = b - a, ac = c - a, ap = p - a;
+  const double d1 = ab.dot(ap), d2 = ac.dot(ap);
+  if (d1 <= 0 && d2 <= 0) {
+    barycentric = Vec3(1, 0, 0);
+    return a;
+  }
+  const Vec3 bp = p - b;
+  const double d3 = ab.dot(bp), d4 = ac.dot(bp);
+  if (d3 >= 0 && d4 <= d3) {
+    barycentric = Vec3(0, 1, 0);
+    return b;
+  }
+  const double vc = d1 * d4 - d3 * d2;
+  if (vc <= 0 && d1 >= 0 && d3 <= 0) {
+    const double v = d1 / (d1 - d3);
+    barycentric = Vec3(1 - v, v, 0);
+    return a + v * ab;
+  }
+  const Vec3 cp = p - c;
+  const double d5 = ab.dot(cp), d6 = ac.dot(cp);
+  if (d6 >= 0 && d5 <= d6) {
+    barycentric = Vec3(0, 0, 1);
+    return c;
+  }
+  const double vb = d5 * d2 - d1 * d6;
+  if (vb <= 0 && d2 >= 0 && d6 <= 0) {
+    const double w = d2 / (d2 - d6);
+    barycentric = Vec3(1 - w, 0, w);
+    return a + w * ac;
+  }
+  const double va = d3 * d6 - d5 * d4;
+  if (va <= 0 && (d4 - d3) >= 0 && (d5 - d6) >= 0) {
+    const double w = (d4 - d3) / ((d4 - d3) + (d5 - d6));
+    barycentric = Vec3(0, 1 - w, w);
+    return b + w * (c - b);
+  }
+  const double sum = va + vb + vc;
+  if (!(sum > 0)) {  // a degenerate triangle: its first corner is as good as any point
+    barycentric = Vec3(1, 0, 0);
+    return a;
+  }
+  const double v = vb / sum, w = vc / sum;
+  barycentric = Vec3(1 - v - w, v, w);
+  return a + v * ab + w * ac;
+}
+
+void closest_points_of_segments(const Vec3& a0, const Vec3& a1, const Vec3& b0, const Vec3& b1,
+                                double& s, double& t) {
+  constexpr double kTiny = 1e-20;
+  const Vec3 d1 = a1 - a0, d2 = b1 - b0, r = a0 - b0;
+  const double a = d1.squaredNorm(), e = d2.squaredNorm(), f = d2.dot(r);
+  if (a <= kTiny && e <= kTiny) {
+    s = t = 0;
+    return;
+  }
+  if (a <= kTiny) {
+    s = 0;
+    t = std::clamp(f / e, 0.0, 1.0);
+    return;
+  }
+  const double c = d1.dot(r);
+  if (e <= kTiny) {
+    t = 0;
+    s = std::clamp(-c / a, 0.0, 1.0);
+    return;
+  }
+  const double b = d1.dot(d2), denominator = a * e - b * b;
+  // Parallel segments have no unique pair: any s works, take 0 as Ericson does.
+  s = denominator > kTiny * a * e ? std::clamp((b * f - c * e) / denominator, 0.0, 1.0) : 0.0;
+  t = (b * s + f) / e;
+  if (t < 0) {
+    t = 0;
+    s = std::clamp(-c / a, 0.0, 1.0);
+  } else if (t > 1) {
+    t = 1;
+    s = std::clamp((b - c) / a, 0.0, 1.0);
+  }
+}
+
+ProximityPairs find_proximity_pairs(const ClothMesh& mesh, const Bvh& bvh,
+                                    const Positions& positions, double thickness) {
+  ProximityPairs result;
+  if (!(thickness > 0)) return result;
+  const Candidates candidates = bvh.find_candidates(false);
+  const Owners owners = find_owners(mesh);
+  std::vector<LeafParts> parts(mesh.leaves.size());
+#pragma omp parallel for schedule(static)
+  for (std::ptrdiff_t leaf = 0; leaf < static_cast<std::ptrdiff_t>(parts.size()); ++leaf) {
+    parts[leaf] = leaf_parts(mesh, owners, static_cast<Index>(leaf));
+  }
+  const auto& leaf_pairs = candidates.leaf_pairs;
+  const int chunks = std::max(1, omp_get_max_threads());
+  std::vector<ProximityPairs> found(static_cast<std::size_t>(chunks));
+#pragma omp parallel for schedule(dynamic, 64)
+  for (std::ptrdiff_t k = 0; k < static_cast<std::ptrdiff_t>(leaf_pairs.size()); ++k) {
+    ProximityPairs& out = found[static_cast<std::size_t>(omp_get_thread_num())];
+    const LeafParts& a = parts[leaf_pairs[k][0]];
+    const LeafParts& b = parts[leaf_pairs[k][1]];
+    if (share_vertex(a, b)) continue;
+    point_triangle_pairs(mesh, positions, a, b, thickness, out.point_triangle);
+    point_triangle_pairs(mesh, positions, b, a, thickness, out.point_triangle);
+    edge_edge_pairs(mesh, positions, a, b, thickness, out.edge_edge);
+  }
+  // Which thread found a pair varies; sorting makes the result independent of that.
+  for (ProximityPairs& part : found) {
+    result.point_triangle.insert(result.point_triangle.end(), part.point_triangle.begin(),
+                                 part.point_triangle.end());
+    result.edge_edge.insert(result.edge_edge.end(), part.edge_edge.begin(), part.edge_edge.end());
+  }
+  sort_unique(result.point_triangle);
+  sort_unique(result.edge_edge);
+  return result;
+}
+
+}  // namespace untangle

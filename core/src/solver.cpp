@@ -1,0 +1,299 @@
+#include "untangle/solver.hpp"
+
+#include <omp.h>
+
+#include <cmath>
+
+namespace untangle {
+namespace {
+
+// Below this many constraints a colour is projected on one thread: waking the team costs more.
+constexpr std::ptrdiff_t kParallelMinimum = 512;
+
+Index opposite_vertex(const std::array<Index, 3>& triangle, const std::array<Index, 2>& edge) {
+  for (Index v : triangle) {
+    if (v != edge[0] && v != edge[1]) return v;
+  }
+  return kNoIndex;
+}
+
+// One XPBD distance constraint |x_b - x_a| = rest (Macklin 2016, eq. 18 with the gradient n).
+inline void project_distance(Positions& x, const std::vector<double>& w, Index a, Index b,
+                             double rest, double alpha, double& lambda) {
+  const double weight = w[a] + w[b];
+  if (weight <= 0) return;
+  const Vec3 d = x[b] - x[a];
+  const double length = d.norm();
+  if (length < 1e-12) return;
+  const double delta_lambda = (-(length - rest) - alpha * lambda) / (weight + alpha);
+  lambda += delta_lambda;
+  const Vec3 n = d / length;
+  x[a] -= w[a] * delta_lambda * n;
+  x[b] += w[b] * delta_lambda * n;
+}
+
+}  // namespace
+
+Vec3 apply_friction(const Vec3& velocity, const Vec3& normal, double depth, double friction,
+                    double time_step) {
+  const Vec3 tangential = velocity - velocity.dot(normal) * normal;
+  const double speed = tangential.norm();
+  const double limit = friction * depth / time_step;
+  if (speed <= limit) return velocity - tangential;
+  return velocity - tangential * (limit / speed);
+}
+
+Solver::Solver(const ClothMesh& mesh) : mesh_(&mesh) {
+  const std::size_t n = mesh.vertex_count();
+  stretch_.reserve(mesh.edges.size());
+  for (std::size_t e = 0; e < mesh.edges.size(); ++e) {
+    stretch_.push_back(mesh.edges[e].vertices);
+    stretch_rest_.push_back(mesh.rest_edge_lengths[e]);
+  }
+  for (const MeshEdge& edge : mesh.edges) {
+    if (edge.triangle_count != 2) continue;
+    const Index a = opposite_vertex(mesh.triangles[edge.triangles[0]], edge.vertices);
+    const Index b = opposite_vertex(mesh.triangles[edge.triangles[1]], edge.vertices);
+    if (a == kNoIndex || b == kNoIndex || a == b) continue;
+    bending_.push_back({a, b});
+    bending_rest_.push_back((mesh.rest_positions[a] - mesh.rest_positions[b]).norm());
+  }
+  stretch_colours_ = colour_constraints(stretch_, n);
+  bending_colours_ = colour_constraints(bending_, n);
+  stretch_lambda_.assign(stretch_.size(), 0);
+  bending_lambda_.assign(bending_.size(), 0);
+}
+
+void Solver::build_proximity(const SolverInput& input, const Positions& x) {
+  const ClothMesh& mesh = *mesh_;
+  const std::vector<double>& w = input.inverse_mass;
+  const Positions& prev = input.previous;
+  const ProximityPairs pairs = find_proximity_pairs(mesh, *input.bvh, x, input.settings.thickness);
+  proximity_.clear();
+  proximity_.reserve(pairs.size());
+  for (const PointTrianglePair& pair : pairs.point_triangle) {
+    const auto& tri = mesh.triangles[pair.triangle];
+    if (w[pair.point] + w[tri[0]] + w[tri[1]] + w[tri[2]] <= 0) continue;
+    Vec3 barycentric;
+    closest_point_on_triangle(x[pair.point], x[tri[0]], x[tri[1]], x[tri[2]], barycentric);
+    const Vec3 q_prev = barycentric[0] * prev[tri[0]] + barycentric[1] * prev[tri[1]] +
+                        barycentric[2] * prev[tri[2]];
+    const Vec3 normal_prev = (prev[tri[1]] - prev[tri[0]]).cross(prev[tri[2]] - prev[tri[0]]);
+    double side = (prev[pair.point] - q_prev).dot(normal_prev);
+    if (side == 0) {  // no side at the frame start: take the current one
+      const Vec3 normal = (x[tri[1]] - x[tri[0]]).cross(x[tri[2]] - x[tri[0]]);
+      const Vec3 q =
+          barycentric[0] * x[tri[0]] + barycentric[1] * x[tri[1]] + barycentric[2] * x[tri[2]];
+      side = (x[pair.point] - q).dot(normal);
+    }
+    proximity_.push_back(
+        {{pair.point, tri[0], tri[1], tri[2]}, true, Vec3(side >= 0 ? 1.0 : -1.0, 0, 0)});
+  }
+  for (const EdgeEdgePair& pair : pairs.edge_edge) {
+    const auto& ea = mesh.edges[pair.edges[0]].vertices;
+    const auto& eb = mesh.edges[pair.edges[1]].vertices;
+    if (w[ea[0]] + w[ea[1]] + w[eb[0]] + w[eb[1]] <= 0) continue;
+    double s = 0, t = 0;
+    closest_points_of_segments(x[ea[0]], x[ea[1]], x[eb[0]], x[eb[1]], s, t);
+    Vec3 side =
+        ((1 - s) * prev[ea[0]] + s * prev[ea[1]]) - ((1 - t) * prev[eb[0]] + t * prev[eb[1]]);
+    if (side.squaredNorm() < 1e-24) {
+      side = ((1 - s) * x[ea[0]] + s * x[ea[1]]) - ((1 - t) * x[eb[0]] + t * x[eb[1]]);
+    }
+    proximity_.push_back({{ea[0], ea[1], eb[0], eb[1]}, false, side});
+  }
+  // Pinned particles never move, so constraints may share them within one colour.
+  std::vector<std::array<Index, 4>> moving(proximity_.size());
+  for (std::size_t c = 0; c < proximity_.size(); ++c) {
+    for (int k = 0; k < 4; ++k) {
+      const Index p = proximity_[c].particles[k];
+      moving[c][k] = w[p] > 0 ? p : kNoIndex;
+    }
+  }
+  proximity_colours_ = colour_constraints(moving, mesh.vertex_count());
+}
+
+void Solver::project_proximity(const SolverInput& input, Positions& x, SolverOutput& output) const {
+  const std::vector<double>& w = input.inverse_mass;
+  const double h = input.settings.thickness;
+  const Displacement* displacement = input.displacement;
+  const bool rule = displacement != nullptr && !displacement->empty() &&
+                    displacement->drop_opposing_proximity &&
+                    displacement->near_contour.size() == x.size();
+  for (std::size_t colour = 0; colour < proximity_colours_.colour_count(); ++colour) {
+    const std::ptrdiff_t begin = proximity_colours_.offsets[colour];
+    const std::ptrdiff_t end = proximity_colours_.offsets[colour + 1];
+#pragma omp parallel for schedule(static) if (end - begin > kParallelMinimum)
+    for (std::ptrdiff_t k = begin; k < end; ++k) {
+      const ProximityConstraint& c = proximity_[proximity_colours_.order[k]];
+      const auto& p = c.particles;
+      std::array<double, 4> weights;  // the gradient of C along n, per particle
+      Vec3 n;
+      double distance = 0;
+      if (c.point_triangle) {
+        Vec3 normal = (x[p[2]] - x[p[1]]).cross(x[p[3]] - x[p[1]]);
+        const double area2 = normal.norm();
+        if (area2 < 1e-14) continue;
+        n = normal * (c.side.x() / area2);
+        Vec3 barycentric;
+        const Vec3 q = closest_point_on_triangle(x[p[0]], x[p[1]], x[p[2]], x[p[3]], barycentric);
+        distance = (x[p[0]] - q).dot(n);
+        weights = {1, -barycentric[0], -barycentric[1], -barycentric[2]};
+      } else {
+        double s = 0, t = 0;
+        closest_points_of_segments(x[p[0]], x[p[1]], x[p[2]], x[p[3]], s, t);
+        const Vec3 d = ((1 - s) * x[p[0]] + s * x[p[1]]) - ((1 - t) * x[p[2]] + t * x[p[3]]);
+        const double length = d.norm();
+        if (length > 1e-12) {
+          n = d / length;
+          if (n.dot(c.side) < 0) n = -n;
+        } else {
+          const double side_length = c.side.norm();
+          if (side_length < 1e-12) continue;
+          n = c.side / side_length;
+        }
+        distance = d.dot(n);
+        weights = {1 - s, s, -(1 - t), -t};
+      }
+      const double violation = distance - h;
+      if (violation >= 0) continue;
+      double denominator = 0;
+      for (int i = 0; i < 4; ++i) denominator += w[p[i]] * weights[i] * weights[i];
+      if (denominator < 1e-12) continue;
+      const double delta_lambda = -violation / denominator;
+      for (int i = 0; i < 4; ++i) {
+        if (w[p[i]] <= 0) continue;
+        const Vec3 correction = (w[p[i]] * weights[i] * delta_lambda) * n;
+        // SPEC "Proximity constraints": next to a contour a push against the untangling
+        // displacement would widen the intersection, so it is dropped.
+        if (rule && displacement->near_contour[p[i]] &&
+            correction.dot(displacement->delta[p[i]]) < 0) {
+          continue;
+        }
+        x[p[i]] += correction;
+        output.proximity[p[i]] += correction;
+        output.momentum_free[p[i]] += correction;
+      }
+    }
+  }
+}
+
+void Solver::solve(const SolverInput& input, Positions& x, SolverOutput& output) {
+  const Settings& settings = input.settings;
+  const std::vector<double>& w = input.inverse_mass;
+  const std::ptrdiff_t n = static_cast<std::ptrdiff_t>(x.size());
+  const int iterations = settings.iterations;
+  const double dt2 = settings.time_step * settings.time_step;
+  const double stretch_alpha = settings.stretch_compliance / dt2;
+  const double bending_alpha = settings.bending_compliance / dt2;
+  const double margin = settings.thickness;
+
+  output.momentum_free.assign(x.size(), Vec3::Zero());
+  output.proximity.assign(x.size(), Vec3::Zero());
+  output.contact_depth.assign(x.size(), 0.0);
+  output.contact_normal.assign(x.size(), Vec3::Zero());
+  output.proximity_pairs = 0;
+  output.proximity_seconds = 0;
+  std::fill(stretch_lambda_.begin(), stretch_lambda_.end(), 0.0);
+  std::fill(bending_lambda_.begin(), bending_lambda_.end(), 0.0);
+
+  const bool proximity = settings.proximity && settings.thickness > 0 && input.bvh != nullptr;
+  proximity_.clear();
+  proximity_colours_ = {};
+  auto search = [&](bool refit) {
+    const double start = omp_get_wtime();
+    if (refit) input.bvh->refit(x, settings.thickness);
+    build_proximity(input, x);
+    output.proximity_pairs += proximity_.size();
+    output.proximity_seconds += omp_get_wtime() - start;
+  };
+  if (proximity) search(false);
+
+  const Displacement* displacement =
+      input.displacement != nullptr && input.displacement->delta.size() == x.size()
+          ? input.displacement
+          : nullptr;
+  const bool pull = input.pull_targets != nullptr && input.pull_targets->size() == x.size() &&
+                    input.pull_stiffness > 0;
+  // The pull closes pull_stiffness of the distance per frame, spread evenly over the iterations.
+  const double pull_fraction =
+      pull ? 1 - std::pow(1 - std::min(input.pull_stiffness, 1.0), 1.0 / iterations) : 0;
+
+  for (int iteration = 0; iteration < iterations; ++iteration) {
+    // Falling cloth moves a lot within one frame: the close pairs are found again halfway.
+    if (proximity && iteration == iterations / 2 && iteration > 0) search(true);
+
+    for (std::size_t colour = 0; colour < stretch_colours_.colour_count(); ++colour) {
+      const std::ptrdiff_t begin = stretch_colours_.offsets[colour];
+      const std::ptrdiff_t end = stretch_colours_.offsets[colour + 1];
+#pragma omp parallel for schedule(static) if (end - begin > kParallelMinimum)
+      for (std::ptrdiff_t k = begin; k < end; ++k) {
+        const Index c = stretch_colours_.order[k];
+        project_distance(x, w, stretch_[c][0], stretch_[c][1], stretch_rest_[c], stretch_alpha,
+                         stretch_lambda_[c]);
+      }
+    }
+    for (std::size_t colour = 0; colour < bending_colours_.colour_count(); ++colour) {
+      const std::ptrdiff_t begin = bending_colours_.offsets[colour];
+      const std::ptrdiff_t end = bending_colours_.offsets[colour + 1];
+#pragma omp parallel for schedule(static) if (end - begin > kParallelMinimum)
+      for (std::ptrdiff_t k = begin; k < end; ++k) {
+        const Index c = bending_colours_.order[k];
+        project_distance(x, w, bending_[c][0], bending_[c][1], bending_rest_[c], bending_alpha,
+                         bending_lambda_[c]);
+      }
+    }
+    // Pins: inverse mass 0, no constraint moves them.
+    if (input.grab != nullptr) {
+      const GrabTargets& grab = *input.grab;
+      for (std::size_t k = 0; k < grab.particles.size(); ++k) {
+        const Index p = grab.particles[k];
+        if (w[p] > 0) x[p] += grab.strengths[k] * (grab.targets[k] - x[p]);
+      }
+    }
+    if (displacement != nullptr || pull) {
+      const double part = 1.0 / iterations;
+#pragma omp parallel for schedule(static) if (n > kParallelMinimum)
+      for (std::ptrdiff_t i = 0; i < n; ++i) {
+        if (w[i] <= 0) continue;
+        if (displacement != nullptr) {
+          const Vec3 step = displacement->delta[i] * part;
+          x[i] += step;
+          if (!displacement->carries_momentum) output.momentum_free[i] += step;
+        }
+        if (pull) {
+          const Vec3 step = pull_fraction * ((*input.pull_targets)[i] - x[i]);
+          x[i] += step;
+          output.momentum_free[i] += step;
+        }
+      }
+    }
+    if (proximity) project_proximity(input, x, output);
+
+#pragma omp parallel for schedule(static) if (n > kParallelMinimum)
+    for (std::ptrdiff_t i = 0; i < n; ++i) {
+      if (w[i] <= 0) continue;
+      for (const Sphere& sphere : input.spheres) {
+        const Vec3 d = x[i] - sphere.center;
+        const double distance = d.norm();
+        const double reach = sphere.radius + margin;
+        if (distance >= reach || distance < 1e-12) continue;
+        const Vec3 normal = d / distance;
+        x[i] = sphere.center + reach * normal;
+        output.contact_depth[i] += reach - distance;
+        output.contact_normal[i] = normal;
+      }
+      if (input.ground_height) {
+        const double floor = *input.ground_height + margin;
+        if (x[i].z() < floor) {
+          const double depth = floor - x[i].z();
+          x[i].z() = floor;
+          output.contact_depth[i] += depth;
+          output.contact_normal[i] = Vec3::UnitZ();
+        }
+      }
+    }
+  }
+}
+
+}  // namespace untangle
