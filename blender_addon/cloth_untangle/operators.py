@@ -408,12 +408,8 @@ def _scene_settings(cloth):
 
 
 def _scene_colliders(world):
-    """Spheres and ground of a scene world, when the bindings expose them."""
-    colliders = getattr(world, "colliders", None)
-    if colliders is None:
-        return [], None
-    spheres, ground = colliders() if callable(colliders) else colliders
-    return list(spheres), ground
+    """Spheres [((x, y, z), radius)] and ground height (or None) of a scene world."""
+    return list(world.spheres()), world.ground_height()
 
 
 def new_scene_world(cloths, props):
@@ -557,8 +553,6 @@ class CLOTH_UNTANGLE_OT_add_scene(bpy.types.Operator):
         properties.store_stats(props, world.stats())
         show_world_overlay(props, world)
         props.status = f"Added {title}: {world.vertex_count} particles in {len(cloths)} pieces"
-        if not spheres and ground is None and self.scene != 'tangled-start':
-            props.status += " (the library does not report the scene's colliders)"
         self.report({'INFO'}, props.status)
         return {'FINISHED'}
 

@@ -1,0 +1,96 @@
+"""Untangle Selected repairs meshes tangled by Blender's own cloth solver, as checked by
+Blender's BVHTree.overlap (not the library's detector); two objects cutting
+into each other come apart; a modifier-deformed object gets a corrective shape key and keeps
+its base mesh. (Undo is checked in a window: window_undo.py.)"""
+
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import addon_harness as h  # noqa: E402
+import bpy  # noqa: E402
+import numpy as np  # noqa: E402
+
+package, scripts = h.install()
+
+
+def applied_tangle(name="Tangled"):
+    """A cloth-tangled grid with its simulation applied, so the mesh itself is tangled."""
+    cloth, sphere = h.tangled_cloth(name=name)
+    h.select_only([cloth])
+    bpy.ops.object.modifier_apply(modifier="Cloth")
+    bpy.data.objects.remove(sphere)
+    return cloth
+
+
+def test_untangles_blender_cloth_tangle():
+    h.empty_scene()
+    cloth = applied_tangle()
+    before = h.world_positions(cloth, evaluated=False)
+    pairs_before = h.object_pairs(cloth)
+    h.expect(len(pairs_before) > 10, f"the Blender cloth made only {len(pairs_before)} pairs")
+    h.select_only([cloth])
+    result = bpy.ops.cloth_untangle.untangle_selected()
+    h.expect(result == {'FINISHED'}, result)
+    after = h.world_positions(cloth, evaluated=False)
+    h.expect(len(h.object_pairs(cloth)) == 0,
+             f"{len(h.object_pairs(cloth))} pairs left (Blender overlap)")
+    # The library counts triangle pairs, Blender polygon pairs: only the form is comparable.
+    status = bpy.context.scene.cloth_untangle.status
+    h.expect(re.fullmatch(r"[1-9]\d* intersections → 0 in [1-9]\d* iterations", status), status)
+    # The shape is kept: untangling moves vertices by a fraction of the cloth size only.
+    moved = np.linalg.norm(after - before, axis=1)
+    h.expect(0 < moved.max() < 0.5, f"max displacement {moved.max()}")
+    h.expect(cloth.data.shape_keys is None, "a plain mesh must be written, not a shape key")
+    # Undo needs a window (ed.undo's poll fails in -b): window_undo.py checks it under Xvfb.
+
+
+def test_two_objects_cut_into_each_other_come_apart():
+    h.empty_scene()
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=20, y_subdivisions=20, size=2.0)
+    flat = bpy.context.active_object
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=20, y_subdivisions=20, size=1.2,
+                                    location=(0.1, 0.05, 0.3), rotation=(0.05, 0.6, 0.3))
+    # The tilted sheet's lower part cuts through the flat one along an open contour.
+    steep = bpy.context.active_object
+    crossing = h.overlap_pairs(h.world_positions(flat), h.polygons(flat),
+                               h.world_positions(steep), h.polygons(steep))
+    h.expect(len(crossing) > 0, "the sheets do not cross")
+    h.select_only([flat, steep])
+    h.expect(bpy.ops.cloth_untangle.untangle_selected() == {'FINISHED'}, "operator failed")
+    left = h.overlap_pairs(h.world_positions(flat), h.polygons(flat),
+                           h.world_positions(steep), h.polygons(steep))
+    h.expect(len(left) == 0, f"{len(left)} pairs between the objects left")
+    h.expect(len(h.object_pairs(flat)) == 0 and len(h.object_pairs(steep)) == 0,
+             "self-intersections made")
+
+
+def test_deformed_object_gets_corrective_shape_key():
+    h.empty_scene()
+    cloth = applied_tangle("Deformed")
+    base = np.empty(len(cloth.data.vertices) * 3, dtype=np.float32)
+    cloth.data.vertices.foreach_get("co", base)
+    # A uniform displacement along z: the evaluated mesh differs from the base mesh.
+    displace = cloth.modifiers.new("Displace", 'DISPLACE')
+    displace.direction = 'Z'
+    displace.strength = 0.3
+    h.expect(len(h.object_pairs(cloth)) > 0, "no tangle in the evaluated mesh")
+    h.select_only([cloth])
+    h.expect(bpy.ops.cloth_untangle.untangle_selected() == {'FINISHED'}, "operator failed")
+    keys = cloth.data.shape_keys
+    h.expect(keys is not None and "Untangled" in keys.key_blocks, "no Untangled shape key")
+    h.expect(keys.key_blocks["Untangled"].value == 1.0, "shape key not active")
+    basis = np.empty(len(cloth.data.vertices) * 3, dtype=np.float32)
+    keys.key_blocks["Basis"].data.foreach_get("co", basis)
+    h.expect(np.array_equal(basis, base), "the base shape changed")
+    h.expect(len(h.object_pairs(cloth)) == 0,
+             f"{len(h.object_pairs(cloth))} pairs left in the evaluated mesh")
+    h.expect("shape key" in bpy.context.scene.cloth_untangle.status,
+             bpy.context.scene.cloth_untangle.status)
+
+
+h.run([test_untangles_blender_cloth_tangle,
+       test_two_objects_cut_into_each_other_come_apart,
+       test_deformed_object_gets_corrective_shape_key])
