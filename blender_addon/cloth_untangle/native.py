@@ -373,7 +373,7 @@ def _xyz_array(array, what: str) -> np.ndarray:
     """A float32 (n, 3) view with unit column stride; copies only when the input is of another
     dtype or layout. A flat array of 3n values is taken as n rows."""
     if array is None:
-        return None
+        raise _invalid(f"{what} is None")
     result = np.asarray(array)
     if result.ndim == 1 and result.size % 3 == 0:
         result = result.reshape(-1, 3)
@@ -391,6 +391,8 @@ def _float_ptr(array: Optional[np.ndarray]):
 
 
 def _u32_array(array, what: str) -> np.ndarray:
+    if array is None:
+        raise _invalid(f"{what} is None")
     result = np.asarray(array)
     if result.ndim != 1:
         raise _invalid(f"{what} must be one-dimensional, got shape {result.shape}")
