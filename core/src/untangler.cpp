@@ -73,6 +73,13 @@ UntangleReport solve(const ClothMesh& mesh, const Positions& start, const Positi
     throw std::invalid_argument("pull_stiffness must be in [0, 1], got " +
                                 std::to_string(options.pull_stiffness));
   }
+  if (options.relax_iterations < 0 || !(options.relax_strain >= 0)) {
+    throw std::invalid_argument("relax_iterations and relax_strain must be >= 0");
+  }
+  if (!(options.strength_scale > 0 && options.strength_scale <= 10)) {
+    throw std::invalid_argument("strength_scale must be in (0, 10], got " +
+                                std::to_string(options.strength_scale));
+  }
   if (!options.inverse_mass.empty() && options.inverse_mass.size() != mesh.vertex_count()) {
     throw std::invalid_argument("inverse_mass has " + std::to_string(options.inverse_mass.size()) +
                                 " entries, but the mesh has " +
@@ -87,6 +94,7 @@ UntangleReport solve(const ClothMesh& mesh, const Positions& start, const Positi
                                                     : options.inverse_mass;
   scene.settings = options.settings;
   scene.settings.gravity = Vec3::Zero();
+  scene.settings.response_strength *= options.strength_scale;
   scene.pull_targets = reference;
   scene.pull_stiffness = options.pull_stiffness;
   World world(scene);
@@ -103,16 +111,48 @@ UntangleReport solve(const ClothMesh& mesh, const Positions& start, const Positi
   world.detect();
   std::size_t pairs = world.intersections().pairs.size();
   if (&start == &reference) report.pairs_before = pairs;
-  while (pairs > 0 && report.iterations < options.max_iterations) {
+  // Each pipeline frame detects on its start (velocities are zero and there is no gravity, so
+  // its prediction leaves the positions as they are): that detection tells whether the state
+  // reached by the previous frame is already clean, and then that frame is undone. Once clean,
+  // a few more frames (no contour, so no untangling push) let the solver give back the stretch
+  // the pushes left, as long as the state stays clean.
+  Positions reached, clean;
+  bool relaxing = false;
+  int relaxed = 0;
+  while (pairs > 0 || relaxing) {
+    if (!relaxing && report.iterations >= options.max_iterations) break;
+    reached = world.positions();
     world.set_velocities(zero);
     world.step();
-    ++report.iterations;
-    world.detect();
-    pairs = world.intersections().pairs.size();
-    if (progress && !progress(report.iterations, options.max_iterations, pairs)) {
+    const std::size_t reached_pairs = world.stats().pairs;
+    if (report.iterations > 0 && progress &&
+        !progress(report.iterations, options.max_iterations, reached_pairs)) {
+      world.set_positions(reached);
       report.cancelled = true;
       break;
     }
+    if (relaxing && reached_pairs > 0) {
+      world.set_positions(clean);
+      break;
+    }
+    if (report.iterations > 0 && reached_pairs == 0) {
+      clean = reached;
+      relaxing = true;
+      if (relaxed >= options.relax_iterations ||
+          max_edge_strain(mesh, reference, reached) <= options.relax_strain) {
+        world.set_positions(reached);
+        break;
+      }
+      ++relaxed;
+    }
+    ++report.iterations;
+  }
+  // The final count, on the state returned.
+  world.detect();
+  pairs = world.intersections().pairs.size();
+  if (!report.cancelled && progress && report.iterations > 0 &&
+      report.iterations == options.max_iterations) {
+    progress(report.iterations, options.max_iterations, pairs);
   }
   output = world.positions();
   for (const Vec3& x : output) {

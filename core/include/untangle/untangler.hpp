@@ -16,6 +16,13 @@ struct UntangleOptions {
   int max_iterations = 300;          // pipeline frames at most
   double pull_stiffness = 0.05;      // soft pull toward the input positions, per frame (0..1)
   std::vector<double> inverse_mass;  // per vertex, 0 = pinned (never moves); empty = all 1
+  // Once clean, up to relax_iterations more frames while the strain against the input is above
+  // relax_strain: the solver evens out the stretch the pushes left (kept only while clean).
+  int relax_iterations = 30;
+  // The push per pipeline frame relative to settings.response_strength. With no frame rate to
+  // keep, smaller pushes over more frames leave less stretch and do not overshoot a small tangle.
+  double strength_scale = 0.3;
+  double relax_strain = 0.02;
 };
 
 struct UntangleReport {

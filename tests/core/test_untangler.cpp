@@ -1,0 +1,254 @@
+// Untangler: hand-built tangles (a folded sheet whose back half bulges through the front, a
+// sheet corner poking through another) end free of intersections by an independent all-pairs
+// test, with the edge lengths of the input kept within 5 %; pins hold, the input is untouched,
+// a clean input comes back unchanged, cancel stops, threads do not change the result, and a
+// sequence carries its correction from frame to frame.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+#include "untangle/untangler.hpp"
+
+namespace untangle {
+namespace {
+
+// Independent of the detector: orientation signs instead of Moller-Trumbore, all pairs.
+double orient(const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& d) {
+  return (b - a).cross(c - a).dot(d - a);
+}
+
+// A transversal crossing: the segment's ends strictly on both sides of the triangle's plane and
+// the segment strictly inside its three edges. Signs within a relative tolerance count as zero,
+// so coplanar neighbours (flat cloth) and crossings through an edge are not hits.
+bool segment_crosses_triangle(const Vec3& p, const Vec3& q, const Vec3& a, const Vec3& b,
+                              const Vec3& c) {
+  const double scale = std::pow((b - a).norm() + (c - a).norm() + (q - p).norm(), 3);
+  const double eps = 1e-9 * scale;
+  const double dp = orient(a, b, c, p), dq = orient(a, b, c, q);
+  if (!((dp > eps && dq < -eps) || (dp < -eps && dq > eps))) return false;
+  const double s1 = orient(p, q, a, b), s2 = orient(p, q, b, c), s3 = orient(p, q, c, a);
+  return (s1 > eps && s2 > eps && s3 > eps) || (s1 < -eps && s2 < -eps && s3 < -eps);
+}
+
+std::size_t brute_force_pairs(const ClothMesh& mesh, const Positions& x) {
+  std::size_t pairs = 0;
+  const std::size_t n = mesh.triangle_count();
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& a = mesh.triangles[i];
+    for (std::size_t j = i + 1; j < n; ++j) {
+      const auto& b = mesh.triangles[j];
+      bool shared = false;
+      for (Index u : a) shared = shared || std::find(b.begin(), b.end(), u) != b.end();
+      if (shared) continue;
+      bool hit = false;
+      for (int k = 0; k < 3 && !hit; ++k) {
+        hit = segment_crosses_triangle(x[a[k]], x[a[(k + 1) % 3]], x[b[0]], x[b[1]], x[b[2]]) ||
+              segment_crosses_triangle(x[b[k]], x[b[(k + 1) % 3]], x[a[0]], x[a[1]], x[a[2]]);
+      }
+      pairs += hit;
+    }
+  }
+  return pairs;
+}
+
+double strain_against(const ClothMesh& mesh, const Positions& reference, const Positions& x) {
+  double strain = 0;
+  for (const MeshEdge& e : mesh.edges) {
+    const double before = (reference[e.vertices[0]] - reference[e.vertices[1]]).norm();
+    const double after = (x[e.vertices[0]] - x[e.vertices[1]]).norm();
+    strain = std::max(strain, std::abs(after / before - 1));
+  }
+  return strain;
+}
+
+PolygonMesh grid(Index columns, Index rows, auto position) {
+  PolygonMesh piece;
+  for (Index j = 0; j < rows; ++j) {
+    for (Index i = 0; i < columns; ++i) piece.positions.push_back(position(i, j));
+  }
+  for (Index j = 0; j + 1 < rows; ++j) {
+    for (Index i = 0; i + 1 < columns; ++i) {
+      const Index v = j * columns + i;
+      piece.face_sizes.push_back(4);
+      piece.face_indices.insert(piece.face_indices.end(), {v, v + 1, v + columns + 1, v + columns});
+    }
+  }
+  return piece;
+}
+
+// One sheet, 16 x 24 at spacing 0.1: the front half flat in z = 0, the back half folded under it
+// at z = -0.04 with a ridge (elongated bump) that rises 0.05 through the front half.
+PolygonMesh folded_ridge(double ridge_x = 0.75, double height = 0.09) {
+  const Index columns = 16, rows = 24;
+  const double s = 0.1;
+  return grid(columns, rows, [&](Index i, Index j) {
+    if (j < rows / 2) return Vec3(i * s, j * s, 0.0);
+    const double x = i * s + 0.031;  // not under the front half's edges: no hit through an edge
+    const double y = (rows - 1 - j) * s + 0.5 * s;
+    const double dx = (x - ridge_x) / 0.35, dy = (y - 0.6) / 0.22;
+    return Vec3(x, y, -0.04 + height * std::exp(-dx * dx - dy * dy));
+  });
+}
+
+// Two sheets: a flat one in z = 0 and a square turned by 45 degrees about z and tilted, whose
+// lowest corner pokes 0.12 through the first.
+std::vector<PolygonMesh> corner_through_sheet() {
+  const double s = 0.1;
+  PolygonMesh flat = grid(15, 15, [&](Index i, Index j) {
+    return Vec3(-0.7 + i * s + 0.0037, -0.7 + j * s + 0.0021, 0.0);
+  });
+  const double c = std::cos(std::numbers::pi / 4),
+               tilt = 0.9;  // tilt: z rises along the sheet's diagonal
+  PolygonMesh tilted = grid(11, 11, [&](Index i, Index j) {
+    const double u = i * s, v = j * s;  // the corner (0, 0) is the lowest
+    return Vec3((u - v) * c + 0.013, (u + v) * c * std::cos(tilt) - 0.35,
+                (u + v) * c * std::sin(tilt) - 0.12);
+  });
+  return {flat, tilted};
+}
+
+struct Case {
+  ClothMesh mesh;
+  Positions input;
+  explicit Case(const std::vector<PolygonMesh>& pieces)
+      : mesh(ClothMesh::build(pieces)), input(mesh.rest_positions) {}
+};
+
+UntangleOptions default_options() {
+  UntangleOptions options;
+  options.settings.threads = 2;
+  return options;
+}
+
+void expect_resolved(const Case& c, const UntangleReport& report, const Positions& output) {
+  EXPECT_GT(report.pairs_before, 0u);
+  EXPECT_EQ(report.pairs_before, brute_force_pairs(c.mesh, c.input));
+  EXPECT_EQ(report.pairs_after, 0u);
+  EXPECT_EQ(brute_force_pairs(c.mesh, output), 0u);
+  const double strain = strain_against(c.mesh, c.input, output);
+  EXPECT_LE(strain, 0.05);
+  EXPECT_NEAR(report.max_edge_strain, strain, 1e-12);
+  EXPECT_FALSE(report.cancelled);
+  EXPECT_GT(report.iterations, 0);
+  EXPECT_EQ(report.contours_left, (std::array<std::size_t, 3>{0, 0, 0}));
+}
+
+TEST(Untangler, FoldedSheetWithRidgeThroughItReachesZero) {
+  const Case c({folded_ridge()});
+  const Positions before = c.input;
+  Positions output;
+  const UntangleReport report = untangle(c.mesh, c.input, nullptr, default_options(), output);
+  expect_resolved(c, report, output);
+  EXPECT_EQ(c.input, before);
+  double max_move = 0;
+  for (std::size_t v = 0; v < output.size(); ++v) {
+    max_move = std::max(max_move, (output[v] - c.input[v]).norm());
+  }
+  EXPECT_NEAR(report.max_displacement, max_move, 1e-12);
+}
+
+TEST(Untangler, CornerPokingThroughAnotherSheetReachesZero) {
+  const Case c(corner_through_sheet());
+  Positions output;
+  const UntangleReport report = untangle(c.mesh, c.input, nullptr, default_options(), output);
+  expect_resolved(c, report, output);
+}
+
+TEST(Untangler, PinnedParticlesNeverMove) {
+  // The front half's first two rows pinned: they are bit-identical in the output.
+  const Case c({folded_ridge()});
+  UntangleOptions options = default_options();
+  options.inverse_mass.assign(c.mesh.vertex_count(), 1.0);
+  for (Index v = 0; v < 32; ++v) options.inverse_mass[v] = 0;
+  Positions output;
+  const UntangleReport report = untangle(c.mesh, c.input, nullptr, options, output);
+  EXPECT_EQ(report.pairs_after, 0u);
+  for (Index v = 0; v < 32; ++v) EXPECT_EQ(output[v], c.input[v]) << v;
+}
+
+TEST(Untangler, CleanInputComesBackUnchanged) {
+  // The ridge rises to 0.02 below the front half: nothing to do.
+  const Case c({folded_ridge(0.75, 0.02)});
+  const Positions clean = c.input;
+  ASSERT_EQ(brute_force_pairs(c.mesh, clean), 0u);
+  Positions output;
+  const UntangleReport report = untangle(c.mesh, clean, nullptr, default_options(), output);
+  EXPECT_EQ(report.iterations, 0);
+  EXPECT_EQ(output, clean);
+}
+
+TEST(Untangler, ProgressCanCancel) {
+  const Case c({folded_ridge()});
+  std::vector<int> seen;
+  Positions output;
+  const UntangleReport report = untangle(c.mesh, c.input, nullptr, default_options(), output,
+                                         [&](int iteration, int, std::size_t) {
+                                           seen.push_back(iteration);
+                                           return iteration < 2;
+                                         });
+  EXPECT_TRUE(report.cancelled);
+  EXPECT_EQ(report.iterations, 2);
+  EXPECT_EQ(seen, (std::vector<int>{1, 2}));
+  EXPECT_EQ(report.pairs_after, brute_force_pairs(c.mesh, output));
+}
+
+TEST(Untangler, SameOutputForOneAndTwoThreads) {
+  const Case c({folded_ridge()});
+  std::vector<Positions> outputs(2);
+  for (int threads : {1, 2}) {
+    UntangleOptions options = default_options();
+    options.settings.threads = threads;
+    untangle(c.mesh, c.input, nullptr, options, outputs[threads - 1]);
+  }
+  EXPECT_EQ(outputs[0], outputs[1]);
+}
+
+TEST(Untangler, BadInputIsRefusedAndOutputLeftAlone) {
+  const Case c({folded_ridge()});
+  Positions output{Vec3(1, 2, 3)};
+  Positions short_input(c.input.begin(), c.input.end() - 1);
+  EXPECT_THROW(untangle(c.mesh, short_input, nullptr, default_options(), output),
+               std::invalid_argument);
+  Positions nan_input = c.input;
+  nan_input[7].x() = std::nan("");
+  EXPECT_THROW(untangle(c.mesh, nan_input, nullptr, default_options(), output),
+               std::invalid_argument);
+  EXPECT_EQ(output, (Positions{Vec3(1, 2, 3)}));
+}
+
+TEST(UntangleSequence, EveryFrameCleanSmoothAndTheCorrectionIsCarried) {
+  // The ridge slides along x by 0.02 per frame: a tangle that persists through the sequence.
+  const Case c({folded_ridge()});
+  std::vector<Positions> frames;
+  for (int f = 0; f < 6; ++f) {
+    frames.push_back(ClothMesh::build(std::vector{folded_ridge(0.65 + 0.02 * f)}).rest_positions);
+  }
+  std::vector<Positions> carried, independent;
+  const SequenceReport with = untangle_sequence(c.mesh, frames, default_options(), false, carried);
+  const SequenceReport without =
+      untangle_sequence(c.mesh, frames, default_options(), true, independent);
+  ASSERT_EQ(carried.size(), frames.size());
+  int carried_iterations = 0, independent_iterations = 0;
+  for (std::size_t f = 0; f < frames.size(); ++f) {
+    EXPECT_GT(with.frames[f].pairs_before, 0u);
+    EXPECT_EQ(brute_force_pairs(c.mesh, carried[f]), 0u) << f;
+    EXPECT_LE(strain_against(c.mesh, frames[f], carried[f]), 0.05) << f;
+    carried_iterations += with.frames[f].iterations;
+    independent_iterations += without.frames[f].iterations;
+  }
+  // The largest per-vertex jump between consecutive frames, out against in.
+  double jump_in = 0, jump_out = 0;
+  for (std::size_t f = 1; f < frames.size(); ++f) {
+    for (std::size_t v = 0; v < frames[f].size(); ++v) {
+      jump_in = std::max(jump_in, (frames[f][v] - frames[f - 1][v]).norm());
+      jump_out = std::max(jump_out, (carried[f][v] - carried[f - 1][v]).norm());
+    }
+  }
+  EXPECT_LE(jump_out, 1.5 * jump_in);
+  EXPECT_LT(carried_iterations, independent_iterations);
+}
+
+}  // namespace
+}  // namespace untangle
