@@ -49,12 +49,15 @@ struct StripThroughSheet {
   Contours contours;
   Index strip_begin = 0;
 
-  StripThroughSheet() {
+  // taper > 0 narrows the strip towards its tip (row j is 1 - taper * j as wide), so that
+  // moving it changes the contour's length.
+  explicit StripThroughSheet(double taper = 0) {
+    const auto strip_corner = [taper](int i, int j) {
+      return Vec3(0.613 + (i - 3) * kSpacing * (1 - taper * j), 0.437, -0.555 + j * kSpacing);
+    };
     const std::vector<PolygonMesh> pieces{
         grid(12, 12, [](int i, int j) { return Vec3(i * kSpacing, j * kSpacing, 0); }),
-        grid(kStripColumns, kStripRows, [](int i, int j) {
-          return Vec3(0.313 + i * kSpacing, 0.437, -0.555 + j * kSpacing);
-        })};
+        grid(kStripColumns, kStripRows, strip_corner)};
     mesh = ClothMesh::build(pieces);
     x = mesh.rest_positions;
     inverse_mass.assign(mesh.vertex_count(), 1.0);
@@ -176,11 +179,11 @@ TEST(Ye, BoundaryResponseUntanglesTheStrip) {
   EXPECT_TRUE(s.intersections.pairs.empty());
 }
 
-// The same contour typed as a crease and as a loop: both push along ICM's D, the crease with
-// |H| = h0 and the loop with h0 |D| / sqrt(|D|^2 + g0^2), so every particle's displacement
-// differs exactly by the ratio sqrt(|D|^2 + g0^2) / |D|.
+// The same contour (on a tapered strip, where D is not 0) typed as a crease and as a loop: both
+// push along ICM's D, the crease with |H| = h0 and the loop with h0 |D| / sqrt(|D|^2 + g0^2), so
+// every particle's displacement differs exactly by the ratio sqrt(|D|^2 + g0^2) / |D|.
 TEST(Ye, CreaseScalingIsH0DOverNormD) {
-  const StripThroughSheet s;
+  const StripThroughSheet s(0.05);
   ASSERT_EQ(s.contours.contours.size(), 1u);
   Contours crease = s.contours, loop = s.contours;
   crease.contours[0].type = ContourType::kCrease;
