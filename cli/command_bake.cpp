@@ -60,8 +60,9 @@ int run_bake(CommandArgs args) {
   if (parser.given("--strength")) settings.response_strength = strength;
   apply_threads(settings, threads);
 
-  const ObjMesh obj = read_obj(topology_path);
-  const ObjPieces pieces = split_pieces(obj);
+  const MeshFile file = read_mesh_file(topology_path);
+  const ObjMesh& obj = file.obj;
+  const ObjPieces& pieces = file.pieces;
   const PointCache cache = read_pc2(in_path);
   if (cache.vertex_count != obj.positions.size()) {
     throw CliError(in_path + " has " + std::to_string(cache.vertex_count) + " vertices, " +
@@ -69,7 +70,7 @@ int run_bake(CommandArgs args) {
   }
   if (cache.frames.empty()) throw CliError(in_path + " holds no frame");
   SceneHandle scene;
-  add_pieces(scene, pieces);
+  add_pieces(scene, pieces, topology_path);
 
   // The cache is in the file's vertex order; the engine wants the pieces' order.
   const std::size_t n = pieces.vertex_count();

@@ -35,10 +35,10 @@ int run_detect(CommandArgs args) {
     return kExitOk;
   }
 
-  const ObjMesh obj = read_obj(mesh_path);
-  const ObjPieces pieces = split_pieces(obj);
+  const MeshFile file = read_mesh_file(mesh_path);
+  const ObjPieces& pieces = file.pieces;
   SceneHandle scene;
-  add_pieces(scene, pieces);
+  add_pieces(scene, pieces, mesh_path);
 
   UtSettings settings = default_settings();
   settings.cull = no_cull ? 0 : 1;

@@ -52,10 +52,11 @@ int run_fix(CommandArgs args) {
   if (parser.given("--strength")) settings.response_strength = strength;
   apply_threads(settings, threads);
 
-  ObjMesh obj = read_obj(in_path);
-  const ObjPieces pieces = split_pieces(obj);
+  MeshFile file = read_mesh_file(in_path);
+  ObjMesh& obj = file.obj;
+  const ObjPieces& pieces = file.pieces;
   SceneHandle scene;
-  add_pieces(scene, pieces);
+  add_pieces(scene, pieces, in_path);
 
   install_interrupt_handler();
   ProgressReporter progress{"iteration", {}};

@@ -99,14 +99,28 @@ void SceneHandle::add_piece(const PolygonMesh& piece) {
         "mesh");
 }
 
-void add_pieces(SceneHandle& scene, const ObjPieces& pieces) {
+MeshFile read_mesh_file(const std::string& path) {
+  MeshFile file{read_obj(path), {}};
+  try {
+    file.pieces = split_pieces(file.obj);
+  } catch (const IoError& error) {
+    throw CliError(path + ": " + error.what());
+  }
+  return file;
+}
+
+void add_pieces(SceneHandle& scene, const ObjPieces& pieces, const std::string& path) {
+  const std::string prefix = path.empty() ? std::string() : path + ": ";
   for (std::size_t p = 0; p < pieces.meshes.size(); ++p) {
     try {
       scene.add_piece(pieces.meshes[p]);
     } catch (const CliError& error) {
-      throw CliError("piece '" + pieces.names[p] + "': " + error.what());
+      throw CliError(prefix + "piece '" + pieces.names[p] + "': " + error.what());
     }
   }
+  // The mesh checks (index ranges, repeated corners, ...) run when a world is built; running
+  // them now names the file in the message.
+  check(ut_scene_validate(scene.get()), prefix + "invalid mesh");
 }
 
 WorldHandle::WorldHandle(const std::string& scene_name, const UtSettings* settings) {

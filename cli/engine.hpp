@@ -50,8 +50,16 @@ class SceneHandle {
   UtScene* scene_ = nullptr;
 };
 
-// A scene of the pieces of an OBJ file (their positions as the input state).
-void add_pieces(SceneHandle& scene, const ObjPieces& pieces);
+// An OBJ file and its pieces; every error names the file.
+struct MeshFile {
+  ObjMesh obj;
+  ObjPieces pieces;
+};
+MeshFile read_mesh_file(const std::string& path);
+
+// Adds the pieces of an OBJ file (their positions as the input state); errors name the file
+// and the piece.
+void add_pieces(SceneHandle& scene, const ObjPieces& pieces, const std::string& path = "");
 
 class WorldHandle {
  public:
