@@ -20,6 +20,11 @@ namespace {
 // on how many threads run them.
 constexpr std::size_t kTargetTasks = 256;
 
+// Refit and the disk precomputation run the subtrees rooted at this depth in parallel (each
+// bottom-up, sequentially) and the few nodes above them on one thread: one parallel region per
+// pass instead of one per level, which matters on a loaded machine.
+constexpr std::size_t kSplitDepth = 6;
+
 void check_positions(const ClothMesh& mesh, const Positions& positions) {
   if (positions.size() != mesh.vertex_count()) {
     throw std::invalid_argument("Bvh: " + std::to_string(positions.size()) +
@@ -234,12 +239,14 @@ Index Bvh::build_node(std::vector<Index>& leaf_ids, std::size_t begin, std::size
                       const std::vector<std::array<double, Kdop18::kAxes>>& centroids) {
   const Index index = static_cast<Index>(nodes_.size());
   nodes_.emplace_back();
+  subtree_end_.push_back(kNoIndex);  // set once the children are built
   nodes_[index].parent = parent;
   nodes_[index].piece = piece;
-  if (levels_.size() <= depth) levels_.resize(depth + 1);
-  levels_[depth].push_back(index);
+  if (depth < kSplitDepth) top_nodes_.push_back(index);
+  if (depth == kSplitDepth) subtree_roots_.push_back(index);
   if (end - begin == 1) {
     nodes_[index].leaf = leaf_ids[begin];
+    subtree_end_[index] = index + 1;
     return index;
   }
   std::array<double, Kdop18::kAxes> lo, hi;
@@ -268,77 +275,105 @@ Index Bvh::build_node(std::vector<Index>& leaf_ids, std::size_t begin, std::size
   const Index right = build_node(leaf_ids, middle, end, index, piece, depth + 1, centroids);
   nodes_[index].left = left;
   nodes_[index].right = right;
+  subtree_end_[index] = static_cast<Index>(nodes_.size());
   return index;
+}
+
+// Triangles of the mesh's closed islands (connected parts without a border edge). A region
+// holding a whole closed island next to a disk can still have V - E + F = 1 and one border loop
+// (a torus and a disk), so such triangles are kept out of every culled region.
+static std::vector<std::uint8_t> closed_island_triangles(const ClothMesh& mesh) {
+  std::vector<Index> parent(mesh.triangle_count());
+  for (Index t = 0; t < parent.size(); ++t) parent[t] = t;
+  auto find = [&parent](Index t) {
+    while (parent[t] != t) t = parent[t] = parent[parent[t]];
+    return t;
+  };
+  for (const MeshEdge& e : mesh.edges) {
+    for (Index k = 1; k < std::min<Index>(e.triangle_count, 2); ++k) {
+      const Index a = find(e.triangles[0]), b = find(e.triangles[k]);
+      if (a != b) parent[std::max(a, b)] = std::min(a, b);
+    }
+  }
+  std::vector<std::uint8_t> has_border(mesh.triangle_count(), 0);
+  for (const MeshEdge& e : mesh.edges) {
+    if (e.triangle_count == 1) has_border[find(e.triangles[0])] = 1;
+  }
+  std::vector<std::uint8_t> closed(mesh.triangle_count(), 0);
+  for (Index t = 0; t < closed.size(); ++t) closed[t] = has_border[find(t)] ? 0 : 1;
+  return closed;
 }
 
 // Bottom-up: a node's border is the symmetric difference of its children's borders (an edge on
 // both is shared, hence interior), V and E follow by inclusion-exclusion over the shared border
 // vertices and edges. For a manifold region a vertex in both children lies on both borders, so
-// the counts are exact; anything else is marked non-manifold and never culled.
+// the counts are exact; anything else is marked non-manifold and never culled. With one simple
+// border loop and no closed island, V - E + F = 1 leaves exactly one component of genus 0: a
+// disk (two parts touching at a corner give a border vertex of degree 4, refused by the loop
+// test).
 void Bvh::find_disks() {
   const ClothMesh& mesh = *mesh_;
+  const std::vector<std::uint8_t> closed = closed_island_triangles(mesh);
   std::vector<RegionTopology> topo(nodes_.size());
   node_is_disk_.assign(nodes_.size(), 0);
-  for (std::size_t depth = levels_.size(); depth-- > 0;) {
-    const auto& level = levels_[depth];
-#pragma omp parallel for schedule(dynamic, 16)
-    for (std::size_t i = 0; i < level.size(); ++i) {
-      const Index n = level[i];
-      const BvhNode& node = nodes_[n];
-      RegionTopology& r = topo[n];
-      if (node.is_leaf()) {
-        std::vector<Index> edges, vertices;
-        r.manifold = true;
-        for (Index t : mesh.leaves[node.leaf]) {
-          if (t == kNoIndex) continue;
-          ++r.faces;
-          r.manifold = r.manifold && mesh.triangle_detectable[t];
-          for (Index e : mesh.triangle_edges[t]) {
-            edges.push_back(e);
-            r.manifold = r.manifold && mesh.edges[e].triangle_count <= 2;
-          }
-          for (Index v : mesh.triangles[t]) vertices.push_back(v);
+  auto compute = [&](Index n) {
+    const BvhNode& node = nodes_[n];
+    RegionTopology& r = topo[n];
+    if (node.is_leaf()) {
+      std::vector<Index> edges, vertices;
+      r.manifold = true;
+      for (Index t : mesh.leaves[node.leaf]) {
+        if (t == kNoIndex) continue;
+        ++r.faces;
+        r.manifold = r.manifold && mesh.triangle_detectable[t] && !closed[t];
+        for (Index e : mesh.triangle_edges[t]) {
+          edges.push_back(e);
+          r.manifold = r.manifold && mesh.edges[e].triangle_count <= 2;
         }
-        std::sort(edges.begin(), edges.end());
-        std::sort(vertices.begin(), vertices.end());
-        r.vertices = std::unique(vertices.begin(), vertices.end()) - vertices.begin();
-        std::size_t shared = 0;
-        for (std::size_t k = 0; k < edges.size(); ++k) {
-          const bool twice = (k + 1 < edges.size() && edges[k + 1] == edges[k]) ||
-                             (k > 0 && edges[k - 1] == edges[k]);
-          if (!twice) r.border.push_back(edges[k]);
-          if (k > 0 && edges[k - 1] == edges[k]) ++shared;
-        }
-        r.edges = static_cast<std::int64_t>(edges.size() - shared);
-        r.connected = r.faces == 1 || shared > 0;
-      } else {
-        RegionTopology& a = topo[node.left];
-        RegionTopology& b = topo[node.right];
-        std::vector<Index> shared_edges;
-        std::set_intersection(a.border.begin(), a.border.end(), b.border.begin(), b.border.end(),
-                              std::back_inserter(shared_edges));
-        std::set_symmetric_difference(a.border.begin(), a.border.end(), b.border.begin(),
-                                      b.border.end(), std::back_inserter(r.border));
-        const auto va = border_vertices(mesh, a.border);
-        const auto vb = border_vertices(mesh, b.border);
-        std::vector<Index> shared_vertices;
-        std::set_intersection(va.begin(), va.end(), vb.begin(), vb.end(),
-                              std::back_inserter(shared_vertices));
-        r.faces = a.faces + b.faces;
-        r.edges = a.edges + b.edges - static_cast<std::int64_t>(shared_edges.size());
-        r.vertices = a.vertices + b.vertices - static_cast<std::int64_t>(shared_vertices.size());
-        r.manifold = a.manifold && b.manifold;
-        // Conservative: two connected halves that share an edge are connected.
-        r.connected = a.connected && b.connected && !shared_edges.empty();
-        // The children's borders are no longer needed once the parent is done.
-        if (!node_is_disk_[node.left]) std::vector<Index>().swap(a.border);
-        if (!node_is_disk_[node.right]) std::vector<Index>().swap(b.border);
+        for (Index v : mesh.triangles[t]) vertices.push_back(v);
       }
-      const bool disk = r.manifold && r.connected && r.vertices - r.edges + r.faces == 1 &&
-                        is_single_simple_loop(mesh, r.border);
-      node_is_disk_[n] = disk ? 1 : 0;
+      std::sort(edges.begin(), edges.end());
+      std::sort(vertices.begin(), vertices.end());
+      r.vertices = std::unique(vertices.begin(), vertices.end()) - vertices.begin();
+      std::size_t shared = 0;
+      for (std::size_t k = 0; k < edges.size(); ++k) {
+        const bool twice = (k + 1 < edges.size() && edges[k + 1] == edges[k]) ||
+                           (k > 0 && edges[k - 1] == edges[k]);
+        if (!twice) r.border.push_back(edges[k]);
+        if (k > 0 && edges[k - 1] == edges[k]) ++shared;
+      }
+      r.edges = static_cast<std::int64_t>(edges.size() - shared);
+    } else {
+      RegionTopology& a = topo[node.left];
+      RegionTopology& b = topo[node.right];
+      std::vector<Index> shared_edges;
+      std::set_intersection(a.border.begin(), a.border.end(), b.border.begin(), b.border.end(),
+                            std::back_inserter(shared_edges));
+      std::set_symmetric_difference(a.border.begin(), a.border.end(), b.border.begin(),
+                                    b.border.end(), std::back_inserter(r.border));
+      const auto va = border_vertices(mesh, a.border);
+      const auto vb = border_vertices(mesh, b.border);
+      std::vector<Index> shared_vertices;
+      std::set_intersection(va.begin(), va.end(), vb.begin(), vb.end(),
+                            std::back_inserter(shared_vertices));
+      r.faces = a.faces + b.faces;
+      r.edges = a.edges + b.edges - static_cast<std::int64_t>(shared_edges.size());
+      r.vertices = a.vertices + b.vertices - static_cast<std::int64_t>(shared_vertices.size());
+      r.manifold = a.manifold && b.manifold;
+      // The children's borders are no longer needed once the parent is done.
+      if (!node_is_disk_[node.left]) std::vector<Index>().swap(a.border);
+      if (!node_is_disk_[node.right]) std::vector<Index>().swap(b.border);
     }
+    const bool disk =
+        r.manifold && r.vertices - r.edges + r.faces == 1 && is_single_simple_loop(mesh, r.border);
+    node_is_disk_[n] = disk ? 1 : 0;
+  };
+#pragma omp parallel for schedule(dynamic, 1)
+  for (std::size_t i = 0; i < subtree_roots_.size(); ++i) {
+    for (Index n = subtree_end_[subtree_roots_[i]]; n-- > subtree_roots_[i];) compute(n);
   }
+  for (std::size_t i = top_nodes_.size(); i-- > 0;) compute(top_nodes_[i]);
+
   node_border_edges_.offsets.assign(nodes_.size() + 1, 0);
   for (std::size_t n = 0; n < nodes_.size(); ++n) {
     node_border_edges_.offsets[n + 1] =
@@ -377,34 +412,36 @@ void Bvh::refit(const Positions& positions, double inflation) {
                                 std::to_string(inflation));
   }
   inflation_ = inflation;
-  for (std::size_t depth = levels_.size(); depth-- > 0;) {
-    const auto& level = levels_[depth];
-#pragma omp parallel for schedule(static)
-    for (std::size_t i = 0; i < level.size(); ++i) {
-      BvhNode& node = nodes_[level[i]];
-      if (node.is_leaf()) {
-        refit_leaf(node, positions, inflation);
-      } else {
-        node.volume = nodes_[node.left].volume;
-        node.volume.merge(nodes_[node.right].volume);
-        node.cone = NormalCone::merge(nodes_[node.left].cone, nodes_[node.right].cone);
-      }
+  auto refit_node = [&](Index n) {
+    BvhNode& node = nodes_[n];
+    if (node.is_leaf()) {
+      refit_leaf(node, positions, inflation);
+    } else {
+      node.volume = nodes_[node.left].volume;
+      node.volume.merge(nodes_[node.right].volume);
+      node.cone = NormalCone::merge(nodes_[node.left].cone, nodes_[node.right].cone);
     }
-  }
+  };
   // Top-down, so a region inside a cullable one inherits the flag without its own border test
   // (a part of a surface that does not intersect itself does not either).
-  for (const auto& level : levels_) {
-#pragma omp parallel for schedule(dynamic, 8)
-    for (std::size_t i = 0; i < level.size(); ++i) {
-      const Index n = level[i];
-      BvhNode& node = nodes_[n];
-      if (node.parent != kNoIndex && nodes_[node.parent].cullable) {
-        node.cullable = true;
-      } else {
-        node.cullable = node_is_disk_[n] && node.cone.narrower_than_right_angle() &&
-                        border_is_simple_in_projection(n, positions);
-      }
+  auto cull_node = [&](Index n) {
+    BvhNode& node = nodes_[n];
+    if (node.parent != kNoIndex && nodes_[node.parent].cullable) {
+      node.cullable = true;
+    } else {
+      node.cullable = node_is_disk_[n] && node.cone.narrower_than_right_angle() &&
+                      border_is_simple_in_projection(n, positions);
     }
+  };
+#pragma omp parallel for schedule(dynamic, 1)
+  for (std::size_t i = 0; i < subtree_roots_.size(); ++i) {
+    for (Index n = subtree_end_[subtree_roots_[i]]; n-- > subtree_roots_[i];) refit_node(n);
+  }
+  for (std::size_t i = top_nodes_.size(); i-- > 0;) refit_node(top_nodes_[i]);
+  for (Index n : top_nodes_) cull_node(n);
+#pragma omp parallel for schedule(dynamic, 1)
+  for (std::size_t i = 0; i < subtree_roots_.size(); ++i) {
+    for (Index n = subtree_roots_[i]; n < subtree_end_[subtree_roots_[i]]; ++n) cull_node(n);
   }
 }
 

@@ -25,7 +25,12 @@ NormalCone NormalCone::merge(const NormalCone& a, const NormalCone& b) {
   // sides of both. Nearly opposite axes have no common plane, but then half is close to pi.
   const Vec3 ortho = b.axis - cos_between * a.axis;
   const double ortho_length = ortho.norm();
-  if (!(ortho_length > 1e-12)) return any();
+  if (!(ortho_length > 1e-12)) {
+    // (Nearly) the same axis: no common plane is needed, widening a by the angle between
+    // the axes contains b. (Nearly) opposite axes were caught above: half is then near pi.
+    const double wide = std::max(a.half_angle, b.half_angle) + between;
+    return wide >= kAnyAngle ? any() : NormalCone{a.axis, wide * (1 + 1e-12) + 1e-12};
+  }
   const double turn = half - a.half_angle;
   Vec3 axis = std::cos(turn) * a.axis + std::sin(turn) * (ortho / ortho_length);
   axis.normalize();

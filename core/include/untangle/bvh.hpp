@@ -66,7 +66,9 @@ class Bvh {
   const ClothMesh* mesh_;
   std::vector<BvhNode> nodes_;  // children after their parent (pre-order)
   std::vector<Index> roots_;
-  std::vector<std::vector<Index>> levels_;  // nodes by depth, for level-parallel refits
+  std::vector<Index> subtree_end_;    // the subtree of node n is [n, subtree_end_[n])
+  std::vector<Index> top_nodes_;      // nodes above the parallel split depth, pre-order
+  std::vector<Index> subtree_roots_;  // nodes at the split depth: refit in parallel
   double inflation_ = 0;
   // Border edges of each node's region (precomputed at build; the region of a node is the set
   // of its leaves' triangles), for the projected-border test. Only for disk-like regions.

@@ -1,0 +1,254 @@
+// Bvh: completeness of the traversal against all leaf pairs, normal-cone culling (never loses
+// a pair; culls flat and gently curved sheets entirely; refuses self-overlapping borders), the
+// disk precomputation, refit and thread-count independence.
+#include "untangle/bvh.hpp"
+
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+#include <set>
+
+#include "support/brute_force.hpp"
+#include "support/crumpled_mesh.hpp"
+#include "untangle/narrow_phase.hpp"
+
+namespace untangle {
+namespace {
+
+std::vector<PolygonMesh> crumpled(int n, int pieces, int folds, std::uint64_t seed) {
+  test::CrumpleOptions o;
+  o.nx = o.ny = n;
+  o.folds = folds;
+  o.seed = seed;
+  return test::crumpled_pieces(o, pieces);
+}
+
+std::set<LeafPair> as_set(const std::vector<LeafPair>& pairs) {
+  return {pairs.begin(), pairs.end()};
+}
+
+// Without culling the traversal returns exactly the leaf pairs whose 18-DOPs overlap, each
+// once. The reference tests every pair of leaves, with volumes built here from the vertices.
+TEST(Bvh, CandidatesAreExactlyTheOverlappingLeafPairs) {
+  for (int pieces = 1; pieces <= 2; ++pieces) {
+    const auto input = crumpled(16, pieces, 2, 40 + pieces);
+    const ClothMesh mesh = ClothMesh::build(input);
+    const Positions x = test::concatenated_positions(input);
+    const double inflation = 0.01;
+    Bvh bvh(mesh, x);
+    bvh.refit(x, inflation);
+    const Candidates c = bvh.find_candidates(false);
+    std::vector<Kdop18> volumes(mesh.leaves.size());
+    for (std::size_t l = 0; l < mesh.leaves.size(); ++l) {
+      for (Index t : mesh.leaves[l]) {
+        if (t == kNoIndex) continue;
+        for (Index v : mesh.triangles[t]) volumes[l].add(x[v]);
+      }
+      volumes[l].inflate(inflation);
+    }
+    std::set<LeafPair> expected;
+    for (Index a = 0; a < volumes.size(); ++a) {
+      for (Index b = a + 1; b < volumes.size(); ++b) {
+        if (volumes[a].overlaps(volumes[b])) expected.insert({a, b});
+      }
+    }
+    EXPECT_EQ(c.leaf_pairs.size(), expected.size()) << "no pair twice";
+    EXPECT_EQ(as_set(c.leaf_pairs), expected);
+    EXPECT_TRUE(c.culled_nodes.empty());
+  }
+}
+
+// Culling only skips regions that cannot intersect themselves: the intersecting pairs with
+// and without it are the same, on meshes where it does cull something.
+TEST(Bvh, CullingNeverLosesAPair) {
+  std::size_t culled_total = 0;
+  for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+    const auto input = crumpled(10 + 6 * static_cast<int>(seed), seed % 2 ? 1 : 2,
+                                1 + static_cast<int>(seed % 3), seed);
+    const ClothMesh mesh = ClothMesh::build(input);
+    const Positions x = test::concatenated_positions(input);
+    const Bvh bvh(mesh, x);
+    const Intersections with = find_intersections(mesh, bvh, x, {.cull = true});
+    const Intersections without = find_intersections(mesh, bvh, x, {.cull = false});
+    EXPECT_EQ(with.pairs, without.pairs) << "seed " << seed;
+    EXPECT_EQ(with.pairs, test::brute_force_pairs(mesh, x)) << "seed " << seed;
+    EXPECT_LE(with.candidate_pairs, without.candidate_pairs);
+    const auto culled_pairs = as_set(bvh.find_candidates(true).leaf_pairs);
+    const auto all_pairs = as_set(bvh.find_candidates(false).leaf_pairs);
+    EXPECT_TRUE(std::includes(all_pairs.begin(), all_pairs.end(), culled_pairs.begin(),
+                              culled_pairs.end()));
+    culled_total += with.culled_nodes.size();
+  }
+  EXPECT_GT(culled_total, 0u) << "the meshes should give culling something to do";
+}
+
+// A flat sheet, a gently curved one (a 60 degree arc of a cylinder) and a mild saddle: the
+// root is a disk, cullable, and the self test tests no leaf pair at all.
+TEST(Bvh, FlatAndGentlyCurvedSheetsAreCulledEntirely) {
+  const int n = 30;
+  const double h = 0.1;
+  PolygonMesh flat = test::grid(n, n, h);
+  PolygonMesh arc = test::grid(n, n, h);
+  const double radius = n * h / (std::numbers::pi / 3);  // the width spans 60 degrees
+  for (Vec3& p : arc.positions) {
+    const double a = p.x() / radius;
+    p = Vec3(radius * std::sin(a), p.y(), radius * (1 - std::cos(a)));
+  }
+  PolygonMesh saddle = test::grid(n, n, h);
+  for (Vec3& p : saddle.positions) p.z() = 0.2 * (p.x() - 1.5) * (p.y() - 1.5);
+  for (const PolygonMesh* sheet : {&flat, &arc, &saddle}) {
+    const ClothMesh mesh = ClothMesh::build(std::span(sheet, 1));
+    const Bvh bvh(mesh, sheet->positions);
+    const Index root = bvh.roots()[0];
+    EXPECT_TRUE(bvh.node_is_disk(root));
+    EXPECT_TRUE(bvh.nodes()[root].cone.narrower_than_right_angle());
+    EXPECT_TRUE(bvh.nodes()[root].cullable);
+    const Candidates c = bvh.find_candidates(true);
+    EXPECT_TRUE(c.leaf_pairs.empty());
+    EXPECT_EQ(c.culled_nodes, std::vector<Index>{root});
+    EXPECT_FALSE(bvh.find_candidates(false).leaf_pairs.empty());
+    const Intersections found = find_intersections(mesh, bvh, sheet->positions);
+    EXPECT_EQ(found.candidate_pairs, 0u);
+  }
+}
+
+// The second half of the culling test matters: a ramp winding one and a half turns around the
+// z axis (a spiral staircase strip) has all normals within a narrow cone, and it is a disk,
+// but seen from above its border overlaps itself, so it must not be culled.
+TEST(Bvh, SelfOverlappingBorderIsNotCulled) {
+  PolygonMesh ramp = test::grid(60, 4, 1.0);
+  for (Vec3& p : ramp.positions) {
+    const double turn = p.x() / 60 * 3 * std::numbers::pi;
+    const double r = 1.0 + 0.25 * p.y();
+    p = Vec3(r * std::cos(turn), r * std::sin(turn), 0.5 * turn);
+  }
+  const ClothMesh mesh = ClothMesh::build(std::span(&ramp, 1));
+  const Bvh bvh(mesh, ramp.positions);
+  const Index root = bvh.roots()[0];
+  ASSERT_TRUE(bvh.node_is_disk(root));
+  const NormalCone& cone = bvh.nodes()[root].cone;
+  // The independent check that the cone test alone would pass: every normal within 80 degrees
+  // of the z axis, all on the same side.
+  double side = 0;
+  for (const auto& t : mesh.triangles) {
+    const Vec3& a = ramp.positions[t[0]];
+    const Vec3 normal = (ramp.positions[t[1]] - a).cross(ramp.positions[t[2]] - a).normalized();
+    if (side == 0) side = normal.z() > 0 ? 1 : -1;
+    EXPECT_GT(side * normal.z(), std::cos(80 * std::numbers::pi / 180));
+  }
+  EXPECT_TRUE(cone.narrower_than_right_angle());
+  EXPECT_FALSE(bvh.nodes()[root].cullable);
+}
+
+// Disk bookkeeping against hand counts: the root of an nx x ny grid is a disk whose border has
+// 2 (nx + ny) edges, all of them border edges of the mesh; a grid with a hole (an annulus) is
+// not a disk; neither is a fold where one node holds two separate strips.
+TEST(Bvh, DiskRegionsAndBordersMatchHandCounts) {
+  {
+    const PolygonMesh g = test::grid(12, 7);
+    const ClothMesh mesh = ClothMesh::build(std::span(&g, 1));
+    const Bvh bvh(mesh, g.positions);
+    const Index root = bvh.roots()[0];
+    ASSERT_TRUE(bvh.node_is_disk(root));
+    const auto border = bvh.node_border_edges(root);
+    EXPECT_EQ(border.size(), 2u * (12 + 7));
+    for (Index e : border) EXPECT_TRUE(mesh.edge_is_border[e]);
+    // Every leaf node (one quad) is a disk with 4 border edges.
+    for (std::size_t n = 0; n < bvh.nodes().size(); ++n) {
+      if (!bvh.nodes()[n].is_leaf()) continue;
+      EXPECT_TRUE(bvh.node_is_disk(static_cast<Index>(n)));
+      EXPECT_EQ(bvh.node_border_edges(static_cast<Index>(n)).size(), 4u);
+    }
+  }
+  {
+    PolygonMesh annulus = test::grid(9, 9);
+    std::vector<Index> sizes, indices;
+    for (std::size_t f = 0; f < annulus.face_sizes.size(); ++f) {
+      if (f == 4 + 4 * 9) continue;  // the centre quad
+      sizes.push_back(4);
+      indices.insert(indices.end(), annulus.face_indices.begin() + 4 * f,
+                     annulus.face_indices.begin() + 4 * f + 4);
+    }
+    annulus.face_sizes = sizes;
+    annulus.face_indices = indices;
+    const ClothMesh mesh = ClothMesh::build(std::span(&annulus, 1));
+    const Bvh bvh(mesh, annulus.positions);
+    EXPECT_FALSE(bvh.node_is_disk(bvh.roots()[0]));
+    EXPECT_FALSE(bvh.nodes()[bvh.roots()[0]].cullable);
+  }
+}
+
+// Two pieces have their own roots; far apart, nothing is a candidate between them.
+TEST(Bvh, SeparatePiecesGiveNoCandidatesBetweenThem) {
+  const std::vector<PolygonMesh> pieces = {test::grid(5, 5), test::grid(5, 5, 1.0, {0, 0, 3})};
+  const ClothMesh mesh = ClothMesh::build(pieces);
+  const Bvh bvh(mesh, test::concatenated_positions(pieces));
+  ASSERT_EQ(bvh.roots().size(), 2u);
+  for (Index root : bvh.roots()) EXPECT_TRUE(bvh.nodes()[root].cullable);
+  EXPECT_TRUE(bvh.find_candidates(true).leaf_pairs.empty());
+  for (const LeafPair& p : bvh.find_candidates(false).leaf_pairs) {
+    EXPECT_EQ(mesh.triangle_piece[mesh.leaves[p[0]][0]], mesh.triangle_piece[mesh.leaves[p[1]][0]]);
+  }
+}
+
+// Refit keeps the shape and follows the positions: after moving the vertices every node's
+// volume contains all vertices of its leaves, and inflation widens each slab by exactly d.
+TEST(Bvh, RefitContainsMovedVerticesAndInflatesByTheDistance) {
+  const auto start = crumpled(12, 1, 1, 5);
+  const auto moved = crumpled(12, 1, 2, 6);  // same topology, other positions
+  const ClothMesh mesh = ClothMesh::build(start);
+  Bvh bvh(mesh, test::concatenated_positions(start));
+  const std::size_t node_count = bvh.nodes().size();
+  const Positions x = test::concatenated_positions(moved);
+  bvh.refit(x, 0.0);
+  EXPECT_EQ(bvh.nodes().size(), node_count);
+  const std::vector<BvhNode> tight = bvh.nodes();
+  for (std::size_t n = 0; n < tight.size(); ++n) {
+    if (!tight[n].is_leaf()) continue;
+    for (Index i = static_cast<Index>(n); i != kNoIndex; i = tight[i].parent) {
+      for (Index t : mesh.leaves[tight[n].leaf]) {
+        if (t == kNoIndex) continue;
+        for (Index v : mesh.triangles[t]) EXPECT_TRUE(tight[i].volume.contains(x[v]));
+      }
+    }
+  }
+  const double d = 0.125;
+  bvh.refit(x, d);
+  for (std::size_t n = 0; n < tight.size(); ++n) {
+    for (int k = 0; k < Kdop18::kAxes; ++k) {
+      EXPECT_NEAR(bvh.nodes()[n].volume.min[k], tight[n].volume.min[k] - d, 1e-12);
+      EXPECT_NEAR(bvh.nodes()[n].volume.max[k], tight[n].volume.max[k] + d, 1e-12);
+    }
+  }
+  EXPECT_THROW(bvh.refit(x, -1.0), std::invalid_argument);
+  Positions fewer = x;
+  fewer.pop_back();
+  EXPECT_THROW(bvh.refit(fewer), std::invalid_argument);
+}
+
+// Same candidates and culled nodes, in the same order, for 1 and 2 threads.
+TEST(Bvh, CandidatesIdenticalForOneAndTwoThreads) {
+  const auto input = crumpled(50, 2, 3, 9);
+  const ClothMesh mesh = ClothMesh::build(input);
+  const Positions x = test::concatenated_positions(input);
+  const int saved = omp_get_max_threads();
+  omp_set_num_threads(1);
+  const Bvh bvh1(mesh, x);
+  const Candidates one = bvh1.find_candidates(true);
+  omp_set_num_threads(2);
+  const Bvh bvh2(mesh, x);
+  const Candidates two = bvh2.find_candidates(true);
+  omp_set_num_threads(saved);
+  EXPECT_EQ(one.leaf_pairs, two.leaf_pairs);
+  EXPECT_EQ(one.culled_nodes, two.culled_nodes);
+  ASSERT_EQ(bvh1.nodes().size(), bvh2.nodes().size());
+  for (std::size_t n = 0; n < bvh1.nodes().size(); ++n) {
+    EXPECT_EQ(bvh1.nodes()[n].cullable, bvh2.nodes()[n].cullable);
+  }
+}
+
+}  // namespace
+}  // namespace untangle

@@ -1,0 +1,215 @@
+// Narrow phase: the intersecting triangle pairs, hits and segments of find_intersections,
+// checked against an independent brute-force triangle-triangle test and hand-built cases.
+#include "untangle/narrow_phase.hpp"
+
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <set>
+
+#include "support/brute_force.hpp"
+#include "support/crumpled_mesh.hpp"
+
+namespace untangle {
+namespace {
+
+using test::CrumpleOptions;
+
+struct Case {
+  int nx, ny, pieces, folds;
+  std::uint64_t seed;
+};
+
+// Triangle counts from 98 to 20,000, one and two pieces.
+const Case kCases[] = {{7, 7, 1, 1, 1},    {7, 7, 1, 2, 2},    {10, 5, 2, 1, 3},
+                       {15, 15, 1, 2, 4},  {15, 15, 2, 1, 5},  {20, 20, 1, 3, 6},
+                       {30, 30, 1, 2, 7},  {25, 25, 2, 2, 8},  {50, 50, 1, 2, 9},
+                       {40, 40, 2, 3, 10}, {70, 70, 1, 3, 11}, {100, 100, 1, 2, 12},
+                       {71, 70, 2, 2, 13}};
+
+struct Built {
+  ClothMesh mesh;
+  Positions x;
+};
+
+Built build_case(const Case& c) {
+  CrumpleOptions o;
+  o.nx = c.nx;
+  o.ny = c.ny;
+  o.folds = c.folds;
+  o.seed = c.seed;
+  const auto pieces = test::crumpled_pieces(o, c.pieces);
+  return {ClothMesh::build(pieces), test::concatenated_positions(pieces)};
+}
+
+// The property that everything downstream relies on: the detector finds exactly the pairs of
+// triangles (sharing no vertex) that cut through each other, no more, no fewer.
+TEST(NarrowPhase, PairsEqualBruteForceOnCrumpledMeshes) {
+  std::size_t total_pairs = 0;
+  for (const Case& c : kCases) {
+    const Built b = build_case(c);
+    const Bvh bvh(b.mesh, b.x);
+    const Intersections found = find_intersections(b.mesh, bvh, b.x);
+    const auto expected = test::brute_force_pairs(b.mesh, b.x);
+    SCOPED_TRACE(::testing::Message() << b.mesh.triangle_count() << " triangles, " << c.pieces
+                                      << " pieces, seed " << c.seed);
+    EXPECT_EQ(found.dropped_hits, 0u);
+    EXPECT_EQ(found.pairs, expected);
+    EXPECT_FALSE(expected.empty()) << "the crumpled mesh should cut through itself";
+    total_pairs += expected.size();
+  }
+  EXPECT_GT(total_pairs, 1000u);
+}
+
+// Hits are unique and sorted by (edge, triangle); each lies on its edge at parameter t and at
+// its barycentrics on the triangle; each segment's hits belong to its own two triangles.
+TEST(NarrowPhase, HitsAreConsistentWithTheirEdgeTriangleAndSegment) {
+  const Built b = build_case({30, 30, 2, 2, 21});
+  const Bvh bvh(b.mesh, b.x);
+  const Intersections found = find_intersections(b.mesh, bvh, b.x);
+  ASSERT_FALSE(found.hits.empty());
+  for (std::size_t i = 1; i < found.hits.size(); ++i) {
+    const Hit& p = found.hits[i - 1];
+    const Hit& q = found.hits[i];
+    EXPECT_TRUE(p.edge < q.edge || (p.edge == q.edge && p.triangle < q.triangle));
+  }
+  for (const Hit& h : found.hits) {
+    const auto& ev = b.mesh.edges[h.edge].vertices;
+    const auto& tc = b.mesh.triangles[h.triangle];
+    const Vec3 on_edge = (1 - h.t) * b.x[ev[0]] + h.t * b.x[ev[1]];
+    const Vec3 on_triangle = h.barycentric[0] * b.x[tc[0]] + h.barycentric[1] * b.x[tc[1]] +
+                             h.barycentric[2] * b.x[tc[2]];
+    EXPECT_LT((on_edge - h.point).norm(), 1e-12);
+    EXPECT_LT((on_triangle - h.point).norm(), 1e-9);
+    EXPECT_GT(h.t, 0);
+    EXPECT_LT(h.t, 1);
+    EXPECT_GT(h.barycentric.minCoeff(), 0);
+  }
+  auto edge_of = [&](Index e, Index t) {
+    const auto& te = b.mesh.triangle_edges[t];
+    return te[0] == e || te[1] == e || te[2] == e;
+  };
+  std::set<std::array<Index, 2>> pair_set(found.pairs.begin(), found.pairs.end());
+  for (const Segment& s : found.segments) {
+    EXPECT_LT(s.triangles[0], s.triangles[1]);
+    EXPECT_TRUE(pair_set.count(s.triangles));
+    for (Index h : s.hits) {
+      const Hit& hit = found.hits[h];
+      const bool a_edge = hit.triangle == s.triangles[1] && edge_of(hit.edge, s.triangles[0]);
+      const bool b_edge = hit.triangle == s.triangles[0] && edge_of(hit.edge, s.triangles[1]);
+      EXPECT_TRUE(a_edge || b_edge);
+    }
+  }
+  // Generic position: every intersecting pair has its two hits, so it is one segment.
+  EXPECT_EQ(found.segments.size(), found.pairs.size());
+}
+
+// Output must not depend on the thread count: same pairs, hits (bit for bit), segments.
+TEST(NarrowPhase, IdenticalForOneAndTwoThreads) {
+  const Built b = build_case({60, 60, 2, 3, 31});
+  const Bvh bvh(b.mesh, b.x);
+  const int saved = omp_get_max_threads();
+  omp_set_num_threads(1);
+  const Intersections one = find_intersections(b.mesh, bvh, b.x);
+  omp_set_num_threads(2);
+  const Intersections two = find_intersections(b.mesh, bvh, b.x);
+  omp_set_num_threads(saved);
+  ASSERT_FALSE(one.hits.empty());
+  EXPECT_EQ(one.pairs, two.pairs);
+  EXPECT_EQ(one.candidate_pairs, two.candidate_pairs);
+  EXPECT_EQ(one.culled_nodes, two.culled_nodes);
+  ASSERT_EQ(one.hits.size(), two.hits.size());
+  for (std::size_t i = 0; i < one.hits.size(); ++i) {
+    EXPECT_EQ(one.hits[i].edge, two.hits[i].edge);
+    EXPECT_EQ(one.hits[i].triangle, two.hits[i].triangle);
+    EXPECT_EQ(one.hits[i].point, two.hits[i].point);
+    EXPECT_EQ(one.hits[i].t, two.hits[i].t);
+  }
+  ASSERT_EQ(one.segments.size(), two.segments.size());
+  for (std::size_t i = 0; i < one.segments.size(); ++i) {
+    EXPECT_EQ(one.segments[i].triangles, two.segments[i].triangles);
+    EXPECT_EQ(one.segments[i].hits, two.segments[i].hits);
+  }
+}
+
+PolygonMesh triangles(const Positions& p, const std::vector<std::array<Index, 3>>& faces) {
+  PolygonMesh m;
+  m.positions = p;
+  for (const auto& f : faces) {
+    m.face_sizes.push_back(3);
+    m.face_indices.insert(m.face_indices.end(), f.begin(), f.end());
+  }
+  return m;
+}
+
+// An edge through the inside of a triangle: the hit's point, t and barycentrics by hand.
+TEST(NarrowPhase, SingleCrossingMatchesHandComputation) {
+  const std::vector<PolygonMesh> pieces = {
+      triangles({{0, 0, 0}, {1, 0, 0}, {0, 1, 0}}, {{0, 1, 2}}),
+      // A vertical triangle; its edge (0.2, 0.3, -1) -> (0.2, 0.3, 3) crosses z = 0 at t = 1/4.
+      triangles({{0.2, 0.3, -1}, {0.2, 0.3, 3}, {-2, 0.3, 1}}, {{0, 1, 2}})};
+  const ClothMesh mesh = ClothMesh::build(pieces);
+  const Positions x = test::concatenated_positions(pieces);
+  const Bvh bvh(mesh, x);
+  const Intersections found = find_intersections(mesh, bvh, x);
+  ASSERT_EQ(found.pairs.size(), 1u);
+  EXPECT_EQ(found.pairs[0], (std::array<Index, 2>{0, 1}));
+  // The second hit: the horizontal triangle's edge from (0,0,0) to (0,1,0) crosses the plane
+  // y = 0.3 at (0, 0.3, 0), inside the vertical triangle.
+  ASSERT_EQ(found.hits.size(), 2u);
+  ASSERT_EQ(found.segments.size(), 1u);
+  bool saw_vertical_edge = false;
+  for (const Hit& h : found.hits) {
+    if (h.triangle == 0) {
+      saw_vertical_edge = true;
+      EXPECT_NEAR(h.t, 0.25, 1e-15);
+      EXPECT_TRUE(h.point.isApprox(Vec3(0.2, 0.3, 0), 1e-14));
+      EXPECT_TRUE(h.barycentric.isApprox(Vec3(0.5, 0.2, 0.3), 1e-14));
+    } else {
+      EXPECT_TRUE(h.point.isApprox(Vec3(0, 0.3, 0), 1e-14));
+    }
+  }
+  EXPECT_TRUE(saw_vertical_edge);
+}
+
+// Touching exactly at a point of both triangles' edges: both hits are degenerate, so there is
+// no hit, no pair and two dropped hits.
+TEST(NarrowPhase, HitsThroughAnEdgeAreDroppedAndCounted) {
+  const std::vector<PolygonMesh> pieces = {
+      triangles({{0, 0, 0}, {1, 0, 0}, {0, 1, 0}}, {{0, 1, 2}}),
+      triangles({{0.5, 0, -1}, {0.5, 0, 1}, {0.5, -1, 0}}, {{0, 1, 2}})};
+  const ClothMesh mesh = ClothMesh::build(pieces);
+  const Positions x = test::concatenated_positions(pieces);
+  const Bvh bvh(mesh, x);
+  const Intersections found = find_intersections(mesh, bvh, x);
+  EXPECT_TRUE(found.hits.empty());
+  EXPECT_TRUE(found.pairs.empty());
+  EXPECT_EQ(found.dropped_hits, 2u);
+  EXPECT_EQ(found.candidate_pairs, 1u);
+}
+
+// Triangles sharing a vertex are never a pair, even when they cross (a fold through a vertex).
+TEST(NarrowPhase, PairsSharingAVertexAreSkipped) {
+  // Triangle 1 shares vertex 0 with triangle 0 and passes through it.
+  const std::vector<PolygonMesh> pieces = {triangles(
+      {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0.5, 0.2, -1}, {0.3, 0.4, 1}}, {{0, 1, 2}, {0, 3, 4}})};
+  const ClothMesh mesh = ClothMesh::build(pieces);
+  const Positions x = pieces[0].positions;
+  const Bvh bvh(mesh, x);
+  const Intersections found = find_intersections(mesh, bvh, x);
+  EXPECT_TRUE(found.pairs.empty());
+  EXPECT_EQ(found.candidate_pairs, 0u);
+}
+
+// Bad input is refused with a clear error, not a crash.
+TEST(NarrowPhase, WrongPositionCountThrows) {
+  const std::vector<PolygonMesh> pieces = {test::grid(2, 2)};
+  const ClothMesh mesh = ClothMesh::build(pieces);
+  const Bvh bvh(mesh, pieces[0].positions);
+  Positions fewer = pieces[0].positions;
+  fewer.pop_back();
+  EXPECT_THROW(find_intersections(mesh, bvh, fewer), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace untangle
