@@ -1,0 +1,177 @@
+// bench_detect: one frame of the detector (refit + broad + narrow phase + contours) on crumpled
+// grids of 50 x 50 to 300 x 300 quads, with 1 and 2 threads; prints the 2-vs-1 thread speed-up.
+// `bench_detect --write-obj DIR` instead writes the meshes of the Blender comparison
+// (bench/compare_blender.py) as OBJ files.
+#include <benchmark/benchmark.h>
+#include <omp.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "support/crumpled_mesh.hpp"
+#include "untangle/contours.hpp"
+#include "untangle/io.hpp"
+
+namespace {
+
+using namespace untangle;
+
+struct Scene {
+  std::vector<PolygonMesh> pieces;
+  ClothMesh mesh;
+  Positions x;
+  std::unique_ptr<Bvh> bvh;
+};
+
+// The benchmark meshes: crumpled grids (3 folds). `heavy` adds strong waves and noise, for
+// tens of thousands of intersecting pairs.
+std::vector<PolygonMesh> crumpled(int n, int pieces, bool heavy) {
+  test::CrumpleOptions o;
+  o.nx = o.ny = n;
+  o.folds = heavy ? 4 : 3;
+  o.wave = heavy ? 4.0 : 1.5;
+  o.noise = heavy ? 0.35 : 0.1;
+  o.seed = 2024 + static_cast<std::uint64_t>(n);
+  return test::crumpled_pieces(o, pieces);
+}
+
+Scene& scene(int n, bool heavy) {
+  static std::map<std::pair<int, bool>, std::unique_ptr<Scene>> cache;
+  auto& slot = cache[{n, heavy}];
+  if (!slot) {
+    slot = std::make_unique<Scene>();
+    slot->pieces = crumpled(n, 1, heavy);
+    slot->mesh = ClothMesh::build(slot->pieces);
+    slot->x = test::concatenated_positions(slot->pieces);
+    slot->bvh = std::make_unique<Bvh>(slot->mesh, slot->x);
+  }
+  return *slot;
+}
+
+void detect_frame(benchmark::State& state, bool heavy) {
+  const int n = static_cast<int>(state.range(0));
+  const int threads = static_cast<int>(state.range(1));
+  Scene& s = scene(n, heavy);
+  omp_set_num_threads(threads);
+  double refit = 0, broad = 0, narrow = 0, contours = 0;
+  std::size_t pairs = 0, contour_count = 0, candidates = 0;
+  for (auto _ : state) {
+    const double t0 = omp_get_wtime();
+    s.bvh->refit(s.x);
+    const double t1 = omp_get_wtime();
+    const Intersections found = find_intersections(s.mesh, *s.bvh, s.x);
+    const Contours traced = trace_contours(s.mesh, s.x, found);
+    refit += t1 - t0;
+    broad += found.broad_seconds;
+    narrow += found.narrow_seconds;
+    contours += traced.seconds;
+    pairs = found.pairs.size();
+    candidates = found.candidate_pairs;
+    contour_count = traced.contours.size();
+    benchmark::DoNotOptimize(traced.contours.data());
+  }
+  const double frames = static_cast<double>(state.iterations());
+  state.counters["triangles"] = static_cast<double>(s.mesh.triangle_count());
+  state.counters["pairs"] = static_cast<double>(pairs);
+  state.counters["candidates"] = static_cast<double>(candidates);
+  state.counters["contours"] = static_cast<double>(contour_count);
+  state.counters["refit_ms"] = 1e3 * refit / frames;
+  state.counters["broad_ms"] = 1e3 * broad / frames;
+  state.counters["narrow_ms"] = 1e3 * narrow / frames;
+  state.counters["contours_ms"] = 1e3 * contours / frames;
+}
+
+void BM_DetectFrame(benchmark::State& state) {
+  detect_frame(state, false);
+}
+void BM_DetectFrameHeavy(benchmark::State& state) {
+  detect_frame(state, true);
+}
+
+BENCHMARK(BM_DetectFrame)
+    ->ArgsProduct({{50, 100, 200, 300}, {1, 2}})
+    ->ArgNames({"n", "threads"})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MinTime(0.5);
+BENCHMARK(BM_DetectFrameHeavy)
+    ->ArgsProduct({{150}, {1, 2}})
+    ->ArgNames({"n", "threads"})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MinTime(0.5);
+
+// Console output plus a closing table of the 2-vs-1 thread speed-up per mesh.
+class RatioReporter : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& run : runs) {
+      if (run.run_type != Run::RT_Iteration) continue;
+      // args look like "n:100/threads:2"
+      const std::string args = run.run_name.args;
+      const auto slash = args.find('/');
+      const std::string mesh = run.run_name.function_name + " " + args.substr(0, slash);
+      const int threads = std::stoi(args.substr(args.find(':', slash) + 1));
+      times_[mesh][threads] = run.GetAdjustedRealTime();
+      const auto it = run.counters.find("triangles");
+      if (it != run.counters.end()) triangles_[mesh] = it->second.value;
+    }
+    ConsoleReporter::ReportRuns(runs);
+  }
+  void print_ratios() const {
+    std::printf("\n%-28s %10s %12s %12s %10s\n", "mesh", "triangles", "1 thread ms", "2 threads ms",
+                "speed-up");
+    for (const auto& [mesh, by_threads] : times_) {
+      if (!by_threads.count(1) || !by_threads.count(2)) continue;
+      std::printf("%-28s %10.0f %12.3f %12.3f %9.2fx\n", mesh.c_str(), triangles_.at(mesh),
+                  by_threads.at(1), by_threads.at(2), by_threads.at(1) / by_threads.at(2));
+    }
+  }
+
+ private:
+  std::map<std::string, std::map<int, double>> times_;
+  std::map<std::string, double> triangles_;
+};
+
+// The meshes of the Blender comparison, named by size; one of them intersection-heavy.
+int write_objs(const std::filesystem::path& dir) {
+  std::filesystem::create_directories(dir);
+  struct Item {
+    const char* name;
+    int n, pieces;
+    bool heavy;
+  };
+  const Item items[] = {{"crumpled_50", 50, 1, false},     {"crumpled_100", 100, 1, false},
+                        {"crumpled_200", 200, 1, false},   {"crumpled_300", 300, 1, false},
+                        {"two_pieces_100", 100, 2, false}, {"heavy_150", 150, 1, true}};
+  for (const Item& item : items) {
+    const auto pieces = crumpled(item.n, item.pieces, item.heavy);
+    std::vector<std::string> names;
+    for (std::size_t p = 0; p < pieces.size(); ++p) {
+      names.push_back(std::string(item.name) + "_piece" + std::to_string(p));
+    }
+    const auto path = dir / (std::string(item.name) + ".obj");
+    write_obj(path, obj_from_pieces(pieces, names), false);
+    std::printf("%s\n", path.c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (std::strcmp(argv[i], "--write-obj") == 0) return write_objs(argv[i + 1]);
+  }
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  RatioReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  reporter.print_ratios();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,142 @@
+"""Blender's own BVH overlap against `untangle detect`, on the same meshes in the same run.
+
+    blender -b --factory-startup --python bench/compare_blender.py -- MESH.obj [MESH.obj ...]
+
+For each mesh: Blender's ``mathutils.bvhtree.BVHTree.FromPolygons`` + ``overlap`` (the tree
+against itself) is timed in this process; ``untangle detect --json MESH.obj`` runs as a
+subprocess and reports its own stage times. The CLI is found through the environment variable
+UNTANGLE_CLI, else build/release/cli/untangle next to this script's repository. The meshes of
+the benchmark are written by ``bench_detect --write-obj DIR``.
+
+Both get the same triangles (each polygon split as a fan from its first corner, like the
+library does), so the counts are of triangle pairs. Blender lists each pair in both orders and
+also reports neighbours that only touch at a shared vertex or edge; those are removed (outside
+the timed part) before the unordered pairs are compared with ours, which never tests
+triangles that share a vertex.
+
+Times are the best of --repeat runs (default 3) on each side. Printed per mesh: triangle count,
+Blender's seconds, ours (refit + broad + narrow + contours, and the one-off build apart), the
+ratio, and both pair counts.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+from mathutils.bvhtree import BVHTree
+
+
+def script_arguments():
+    argv = sys.argv
+    return argv[argv.index("--") + 1:] if "--" in argv else []
+
+
+def find_cli():
+    path = os.environ.get("UNTANGLE_CLI")
+    if path:
+        return path
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return os.path.join(root, "build", "release", "cli", "untangle")
+
+
+def read_obj(path):
+    """Vertices and fan-triangulated faces of an OBJ file (v and f statements only)."""
+    vertices, triangles = [], []
+    with open(path) as f:
+        for line in f:
+            parts = line.split()
+            if not parts:
+                continue
+            if parts[0] == "v":
+                vertices.append((float(parts[1]), float(parts[2]), float(parts[3])))
+            elif parts[0] == "f":
+                corners = []
+                for token in parts[1:]:
+                    index = int(token.split("/")[0])
+                    corners.append(index - 1 if index > 0 else len(vertices) + index)
+                for i in range(1, len(corners) - 1):
+                    triangles.append((corners[0], corners[i], corners[i + 1]))
+    return vertices, triangles
+
+
+def blender_pairs(vertices, triangles, repeat):
+    best = float("inf")
+    raw = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        tree = BVHTree.FromPolygons(vertices, triangles, all_triangles=True)
+        raw = tree.overlap(tree)
+        best = min(best, time.perf_counter() - start)
+    pairs = set()
+    for a, b in raw:
+        if a == b:
+            continue
+        if set(triangles[a]) & set(triangles[b]):
+            continue  # neighbours touching at a shared vertex or edge
+        pairs.add((a, b) if a < b else (b, a))
+    return best, len(raw), len(pairs)
+
+
+def untangle_detect(cli, path, repeat, threads):
+    best = None
+    for _ in range(repeat):
+        command = [cli, "detect", "--json", path]
+        if threads:
+            command += ["--threads", str(threads)]
+        out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+        result = json.loads(out)
+        s = result["seconds"]
+        frame = s["refit"] + s["broad"] + s["narrow"] + s["contours"]
+        if best is None or frame < best[0]:
+            best = (frame, s["build"], result)
+    return best
+
+
+def main():
+    args = script_arguments()
+    repeat, threads, meshes = 3, 0, []
+    i = 0
+    while i < len(args):
+        if args[i] == "--repeat":
+            repeat = int(args[i + 1])
+            i += 2
+        elif args[i] == "--threads":
+            threads = int(args[i + 1])
+            i += 2
+        else:
+            meshes.append(args[i])
+            i += 1
+    if not meshes:
+        print(__doc__)
+        sys.exit(1)
+    cli = find_cli()
+    if not os.path.exists(cli):
+        sys.exit(f"untangle CLI not found at {cli}: build it or set UNTANGLE_CLI")
+
+    header = (f"{'mesh':<22} {'triangles':>9} {'blender s':>10} {'ours s':>9} {'ratio':>7} "
+              f"{'ours+build s':>12} {'blender pairs':>13} {'our pairs':>9}")
+    print(header)
+    rows = []
+    for path in meshes:
+        vertices, triangles = read_obj(path)
+        blender_s, raw_count, blender_count = blender_pairs(vertices, triangles, repeat)
+        ours_s, build_s, result = untangle_detect(cli, path, repeat, threads)
+        ratio = blender_s / ours_s if ours_s > 0 else float("inf")
+        name = os.path.splitext(os.path.basename(path))[0]
+        print(f"{name:<22} {len(triangles):>9} {blender_s:>10.4f} {ours_s:>9.4f} {ratio:>6.1f}x "
+              f"{ours_s + build_s:>12.4f} {blender_count:>13} {result['pairs']:>9}")
+        rows.append(ratio)
+        if result["triangles"] != len(triangles):
+            print(f"  note: the CLI saw {result['triangles']} triangles")
+        if blender_count != result["pairs"]:
+            print(f"  note: pair counts differ by {blender_count - result['pairs']:+d} "
+                  f"(Blender tests in single precision with its own tolerance; "
+                  f"{raw_count} raw ordered pairs)")
+    if rows:
+        print(f"smallest ratio (Blender / ours): {min(rows):.1f}x")
+
+
+if __name__ == "__main__":
+    main()
