@@ -215,7 +215,13 @@ void KikuchiResponse::remember_sides(const ResponseInput& input) {
   }
   for (const auto& list : observed) {
     for (const auto& [key, sides] : list) {
-      PairSides& remembered = memory_[key];
+      auto found = memory_.find(key);
+      if (found == memory_.end()) {
+        // Side by side (neither over the other) tells nothing: not worth an entry.
+        if (sides[0] == 0 && sides[1] == 0) continue;
+        found = memory_.emplace(key, PairSides{}).first;
+      }
+      PairSides& remembered = found->second;
       remembered.frames_apart = 0;
       for (int i = 0; i < 2; ++i) {
         if (sides[i] != 0) remembered.side[i] = sides[i];
