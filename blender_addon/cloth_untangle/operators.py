@@ -290,7 +290,8 @@ played by a Mesh Cache modifier"""
         pairs_in, pairs_out = job.summary()
         finished = len(job.result)
         props.stat_pairs = pairs_out
-        text = (f"Baked {finished} frames of {len(paths)} objects: max intersections per frame "
+        objects = f"{len(paths)} object" + ("" if len(paths) == 1 else "s")
+        text = (f"Baked {finished} frames of {objects}: max intersections per frame "
                 f"{pairs_in} → {pairs_out}; cache in {job.folder}")
         if finished < len(job.frames):
             props.status = (f"Cancelled: {text} (frames {job.frames[0]}–"
@@ -409,7 +410,8 @@ def _scene_settings(cloth):
 
 def _scene_colliders(world):
     """Spheres [((x, y, z), radius)] and ground height (or None) of a scene world."""
-    return list(world.spheres()), world.ground_height()
+    ground = world.ground_height  # a property in native.py, spheres() a method
+    return list(world.spheres()), ground() if callable(ground) else ground
 
 
 def new_scene_world(cloths, props):
@@ -552,7 +554,8 @@ class CLOTH_UNTANGLE_OT_add_scene(bpy.types.Operator):
         world.detect()
         properties.store_stats(props, world.stats())
         show_world_overlay(props, world)
-        props.status = f"Added {title}: {world.vertex_count} particles in {len(cloths)} pieces"
+        props.status = (f"Added {title}: {world.vertex_count} particles in {len(cloths)} "
+                        f"piece{'' if len(cloths) == 1 else 's'}")
         self.report({'INFO'}, props.status)
         return {'FINISHED'}
 
