@@ -32,7 +32,7 @@ Owners find_owners(const ClothMesh& mesh) {
   return owners;
 }
 
-// The parts of one BVH leaf: all its vertices (for the adjacency test), its detectable triangles,
+// The parts of one BVH leaf: all its vertices (for the neighbour rule), its detectable triangles,
 // and the vertices and edges it owns.
 struct LeafParts {
   std::array<Index, 4> vertices{};
@@ -68,15 +68,6 @@ LeafParts leaf_parts(const ClothMesh& mesh, const Owners& owners, Index leaf) {
   return parts;
 }
 
-bool share_vertex(const LeafParts& a, const LeafParts& b) {
-  for (int i = 0; i < a.vertex_count; ++i) {
-    for (int j = 0; j < b.vertex_count; ++j) {
-      if (a.vertices[i] == b.vertices[j]) return true;
-    }
-  }
-  return false;
-}
-
 // A cheap box test before the exact distance: most candidates are far apart on most axes.
 inline bool near_box(const Vec3& p, const Vec3& a, const Vec3& b, const Vec3& c, double reach) {
   for (int k = 0; k < 3; ++k) {
@@ -95,15 +86,33 @@ inline bool boxes_near(const Vec3& a0, const Vec3& a1, const Vec3& b0, const Vec
   return true;
 }
 
+// Whether vertex p is one of `vertices` or shares a polygon with one of them.
+bool touches(const ClothMesh& mesh, Index p, std::span<const Index> vertices) {
+  for (Index v : vertices) {
+    if (v == p) return true;
+    for (Index r : mesh.vertex_ring[v]) {
+      if (r == p) return true;
+    }
+  }
+  return false;
+}
+
 void point_triangle_pairs(const ClothMesh& mesh, const Positions& x, const LeafParts& points,
                           const LeafParts& triangles, double thickness,
                           std::vector<PointTrianglePair>& out) {
+  const std::span<const Index> leaf_vertices(triangles.vertices.data(),
+                                             static_cast<std::size_t>(triangles.vertex_count));
   for (int i = 0; i < points.owned_vertex_count; ++i) {
     const Index p = points.owned_vertices[i];
+    bool checked = false;
     for (int j = 0; j < triangles.triangle_count; ++j) {
       const Index t = triangles.triangles[j];
       const auto& tri = mesh.triangles[t];
       if (!near_box(x[p], x[tri[0]], x[tri[1]], x[tri[2]], thickness)) continue;
+      if (!checked) {
+        if (touches(mesh, p, leaf_vertices)) break;
+        checked = true;
+      }
       Vec3 barycentric;
       const Vec3 q = closest_point_on_triangle(x[p], x[tri[0]], x[tri[1]], x[tri[2]], barycentric);
       if ((x[p] - q).squaredNorm() < thickness * thickness) out.push_back({p, t});
@@ -118,6 +127,7 @@ void edge_edge_pairs(const ClothMesh& mesh, const Positions& x, const LeafParts&
     for (int j = 0; j < b.owned_edge_count; ++j) {
       const auto& eb = mesh.edges[b.owned_edges[j]].vertices;
       if (!boxes_near(x[ea[0]], x[ea[1]], x[eb[0]], x[eb[1]], thickness)) continue;
+      if (touches(mesh, ea[0], eb) || touches(mesh, ea[1], eb)) continue;
       double s = 0, t = 0;
       closest_points_of_segments(x[ea[0]], x[ea[1]], x[eb[0]], x[eb[1]], s, t);
       // Where a closest point is an end point, the point-triangle pairs already hold the contact.
@@ -240,7 +250,6 @@ ProximityPairs find_proximity_pairs(const ClothMesh& mesh, const Bvh& bvh,
     ProximityPairs& out = found[static_cast<std::size_t>(omp_get_thread_num())];
     const LeafParts& a = parts[leaf_pairs[k][0]];
     const LeafParts& b = parts[leaf_pairs[k][1]];
-    if (share_vertex(a, b)) continue;
     point_triangle_pairs(mesh, positions, a, b, thickness, out.point_triangle);
     point_triangle_pairs(mesh, positions, b, a, thickness, out.point_triangle);
     edge_edge_pairs(mesh, positions, a, b, thickness, out.edge_edge);

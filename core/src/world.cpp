@@ -12,11 +12,20 @@
 namespace untangle {
 namespace {
 
+// Below this many particles a loop runs on one thread: waking the team costs more.
+constexpr std::ptrdiff_t kParallelMinimum = 2048;
+
+// Tiny meshes run on one thread unless the caller asks for more: a team of threads waiting at
+// every barrier costs more than the work, and far more on a loaded machine.
+constexpr std::size_t kSerialBelowVertices = 500;
+
 // Sets the OpenMP team size for the lifetime of one call and restores the caller's afterwards,
 // so a world's thread setting does not leak into the rest of the program.
 class ThreadScope {
  public:
-  explicit ThreadScope(int threads) : previous_(omp_get_max_threads()), active_(threads > 0) {
+  ThreadScope(int threads, std::size_t vertices)
+      : previous_(omp_get_max_threads()), active_(threads > 0 || vertices < kSerialBelowVertices) {
+    if (threads == 0) threads = 1;
     if (active_) omp_set_num_threads(threads);
   }
   ~ThreadScope() {
@@ -149,12 +158,12 @@ void World::update_detection(const Positions& x) {
 }
 
 void World::detect() {
-  ThreadScope threads(settings_.threads);
+  ThreadScope threads(settings_.threads, mesh_->vertex_count());
   update_detection(positions_);
 }
 
 void World::step() {
-  ThreadScope threads(settings_.threads);
+  ThreadScope threads(settings_.threads, mesh_->vertex_count());
   const double frame_start = omp_get_wtime();
   const std::ptrdiff_t n = static_cast<std::ptrdiff_t>(positions_.size());
   const double dt = settings_.time_step;
@@ -165,7 +174,7 @@ void World::step() {
   double start = omp_get_wtime();
   const Positions previous = positions_;
   Positions x = positions_;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n > kParallelMinimum)
   for (std::ptrdiff_t i = 0; i < n; ++i) {
     if (inverse_mass_[i] > 0) x[i] += dt * velocities_[i] + gravity_step;
   }
@@ -234,7 +243,7 @@ void World::step() {
   }
   stats_.repaired_particles = repaired;
   Positions raw(x.size());
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n > kParallelMinimum)
   for (std::ptrdiff_t i = 0; i < n; ++i) {
     if (inverse_mass_[i] <= 0) {
       raw[i] = Vec3::Zero();
@@ -258,7 +267,7 @@ void World::step() {
   // particle itself is included, so a lone particle keeps its velocity and a rigid motion is kept.
   const Adjacency& neighbors = mesh_->vertex_neighbors;
   const double max_speed = settings_.max_speed;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n > kParallelMinimum)
   for (std::ptrdiff_t i = 0; i < n; ++i) {
     if (inverse_mass_[i] <= 0) {
       velocities_[i] = Vec3::Zero();

@@ -25,9 +25,10 @@ struct ProximityPairs {
 };
 
 // Pairs closer than `thickness` at `positions`. The BVH must have been refit to `positions` with
-// an inflation of at least `thickness`. A point is not paired with its own triangles, nor an edge
-// with an edge it shares a vertex with; leaves that share a vertex are not paired at all (their
-// triangles are neighbours that bending keeps apart; the narrow phase skips them too).
+// an inflation of at least `thickness`. Topological neighbours are left out, as bending keeps them
+// apart and the narrow phase skips them too: a point is not paired with a triangle of a leaf that
+// holds it or shares a polygon with it (ClothMesh::vertex_ring), nor an edge with an edge whose end
+// points share a polygon.
 // Parallel; the result does not depend on the thread count.
 ProximityPairs find_proximity_pairs(const ClothMesh& mesh, const Bvh& bvh,
                                     const Positions& positions, double thickness);

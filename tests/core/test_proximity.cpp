@@ -1,0 +1,152 @@
+// Proximity: the closest-point helpers against dense sampling, and find_proximity_pairs against an
+// all-pairs search with the same neighbour rule, on parallel sheets and on crumpled ones.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <set>
+
+#include "support/crumpled_mesh.hpp"
+#include "untangle/proximity.hpp"
+
+namespace untangle {
+namespace {
+
+Vec3 random_point(std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> u(-1, 1);
+  return Vec3(u(rng), u(rng), u(rng));
+}
+
+TEST(Proximity, ClosestPointOnTriangleIsNoFartherThanAnySample) {
+  std::mt19937_64 rng(7);
+  for (int trial = 0; trial < 200; ++trial) {
+    const Vec3 a = random_point(rng), b = random_point(rng), c = random_point(rng);
+    const Vec3 p = 2 * random_point(rng);
+    Vec3 bary;
+    const Vec3 q = closest_point_on_triangle(p, a, b, c, bary);
+    EXPECT_NEAR(bary.sum(), 1, 1e-12);
+    EXPECT_GE(bary.minCoeff(), -1e-12);
+    EXPECT_LT((bary[0] * a + bary[1] * b + bary[2] * c - q).norm(), 1e-12);
+    double best = 1e300;
+    constexpr int kSteps = 120;
+    for (int i = 0; i <= kSteps; ++i) {
+      for (int j = 0; i + j <= kSteps; ++j) {
+        const double u = double(i) / kSteps, v = double(j) / kSteps;
+        best = std::min(best, (p - ((1 - u - v) * a + u * b + v * c)).norm());
+      }
+    }
+    EXPECT_LE((p - q).norm(), best + 1e-12);
+    EXPECT_GE((p - q).norm(), best - 0.02);  // the sampling step bounds how close it gets
+  }
+}
+
+TEST(Proximity, ClosestPointsOfSegmentsMatchSampling) {
+  std::mt19937_64 rng(11);
+  for (int trial = 0; trial < 200; ++trial) {
+    const Vec3 a0 = random_point(rng), a1 = random_point(rng);
+    const Vec3 b0 = random_point(rng), b1 = trial % 10 == 0 ? b0 : random_point(rng);
+    double s = -1, t = -1;
+    closest_points_of_segments(a0, a1, b0, b1, s, t);
+    ASSERT_GE(s, 0);
+    ASSERT_LE(s, 1);
+    ASSERT_GE(t, 0);
+    ASSERT_LE(t, 1);
+    const double d = ((a0 + s * (a1 - a0)) - (b0 + t * (b1 - b0))).norm();
+    double best = 1e300;
+    for (int i = 0; i <= 200; ++i) {
+      for (int j = 0; j <= 200; ++j) {
+        best = std::min(best, ((a0 + i / 200.0 * (a1 - a0)) - (b0 + j / 200.0 * (b1 - b0))).norm());
+      }
+    }
+    EXPECT_LE(d, best + 1e-12);
+    EXPECT_GE(d, best - 0.02);
+  }
+}
+
+// The rule of find_proximity_pairs, written out plainly: topological neighbours (sharing a
+// polygon with a vertex of the triangle's leaf, or of the other edge) are not pairs.
+bool near_in_mesh(const ClothMesh& mesh, Index p, std::span<const Index> vertices) {
+  for (Index v : vertices) {
+    if (v == p) return true;
+    for (Index r : mesh.vertex_ring[v]) {
+      if (r == p) return true;
+    }
+  }
+  return false;
+}
+
+ProximityPairs all_pairs(const ClothMesh& mesh, const Positions& x, double h) {
+  ProximityPairs pairs;
+  for (Index t = 0; t < mesh.triangle_count(); ++t) {
+    if (!mesh.triangle_detectable[t]) continue;
+    std::vector<Index> leaf_vertices;
+    for (Index lt : mesh.leaves[mesh.triangle_leaf[t]]) {
+      if (lt == kNoIndex) continue;
+      for (Index v : mesh.triangles[lt]) leaf_vertices.push_back(v);
+    }
+    const auto& c = mesh.triangles[t];
+    for (Index p = 0; p < mesh.vertex_count(); ++p) {
+      if (near_in_mesh(mesh, p, leaf_vertices)) continue;
+      Vec3 bary;
+      if ((x[p] - closest_point_on_triangle(x[p], x[c[0]], x[c[1]], x[c[2]], bary)).norm() < h) {
+        pairs.point_triangle.push_back({p, t});
+      }
+    }
+  }
+  for (Index e = 0; e < mesh.edges.size(); ++e) {
+    for (Index f = e + 1; f < mesh.edges.size(); ++f) {
+      const auto& a = mesh.edges[e].vertices;
+      const auto& b = mesh.edges[f].vertices;
+      if (near_in_mesh(mesh, a[0], b) || near_in_mesh(mesh, a[1], b)) continue;
+      double s, t;
+      closest_points_of_segments(x[a[0]], x[a[1]], x[b[0]], x[b[1]], s, t);
+      if (s <= 0 || s >= 1 || t <= 0 || t >= 1) continue;
+      if (((x[a[0]] + s * (x[a[1]] - x[a[0]])) - (x[b[0]] + t * (x[b[1]] - x[b[0]]))).norm() < h) {
+        pairs.edge_edge.push_back({{e, f}});
+      }
+    }
+  }
+  std::sort(pairs.point_triangle.begin(), pairs.point_triangle.end());
+  return pairs;
+}
+
+void expect_same_pairs(const ClothMesh& mesh, const Positions& x, double h) {
+  Bvh bvh(mesh, x);
+  bvh.refit(x, h);
+  const ProximityPairs found = find_proximity_pairs(mesh, bvh, x, h);
+  const ProximityPairs expected = all_pairs(mesh, x, h);
+  EXPECT_EQ(found.point_triangle, expected.point_triangle);
+  EXPECT_EQ(found.edge_edge, expected.edge_edge);
+}
+
+TEST(Proximity, ParallelSheetsCloserThanTheThicknessPairEveryPointWithTheOtherSheet) {
+  const double h = 0.02;
+  std::vector<PolygonMesh> pieces{test::grid(6, 6, 0.1),
+                                  test::grid(6, 6, 0.1, Vec3(0.033, 0.021, 0.015))};
+  const ClothMesh mesh = ClothMesh::build(pieces);
+  const Positions x = mesh.rest_positions;
+  expect_same_pairs(mesh, x, h);
+  Bvh bvh(mesh, x);
+  bvh.refit(x, h);
+  const ProximityPairs found = find_proximity_pairs(mesh, bvh, x, h);
+  EXPECT_GT(found.point_triangle.size(), 49u);  // every upper vertex over the lower sheet
+  // A sheet alone, flat: nothing is close to anything that is not a neighbour.
+  const ClothMesh single = ClothMesh::build(std::vector<PolygonMesh>{test::grid(8, 8, 0.1)});
+  Bvh single_bvh(single, single.rest_positions);
+  single_bvh.refit(single.rest_positions, h);
+  EXPECT_EQ(find_proximity_pairs(single, single_bvh, single.rest_positions, h).size(), 0u);
+}
+
+TEST(Proximity, CrumpledSheetsMatchTheAllPairsSearch) {
+  for (std::uint64_t seed : {1, 2, 3}) {
+    test::CrumpleOptions options;
+    options.nx = options.ny = 12;
+    options.seed = seed;
+    const std::vector<PolygonMesh> pieces = test::crumpled_pieces(options, 2);
+    const ClothMesh mesh = ClothMesh::build(pieces);
+    SCOPED_TRACE(seed);
+    expect_same_pairs(mesh, mesh.rest_positions, 0.05);
+  }
+}
+
+}  // namespace
+}  // namespace untangle

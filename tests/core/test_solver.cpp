@@ -1,0 +1,128 @@
+// Solver: the colouring lets no two constraints of one colour share a particle; friction follows
+// Coulomb's law; a cloth hanging from pins keeps its pins exactly, sags along gravity and stays
+// close to its rest lengths; a sheet sliding on the ground stops after the Coulomb distance.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <set>
+
+#include "support/crumpled_mesh.hpp"
+#include "untangle/solver.hpp"
+#include "untangle/world.hpp"
+
+namespace untangle {
+namespace {
+
+TEST(Colouring, NoColourSharesAParticleAndEveryConstraintIsColouredOnce) {
+  std::mt19937_64 rng(3);
+  std::uniform_int_distribution<Index> particle(0, 59);
+  std::vector<std::array<Index, 4>> constraints(3000);
+  for (auto& c : constraints) {
+    for (std::size_t k = 0; k < c.size(); ++k) {
+      do {
+        c[k] = particle(rng);
+      } while (std::find(c.begin(), c.begin() + k, c[k]) != c.begin() + k);
+    }
+    if (c[0] % 7 == 0) c[3] = kNoIndex;  // shorter constraints use kNoIndex slots
+  }
+  const Colouring colouring = colour_constraints(constraints, 60);
+  std::vector<int> seen(constraints.size(), 0);
+  // 3000 constraints over 60 particles need more than 64 colours: the overflow round is used.
+  EXPECT_GT(colouring.colour_count(), 64u);
+  for (std::size_t colour = 0; colour < colouring.colour_count(); ++colour) {
+    std::set<Index> used;
+    for (Index k = colouring.offsets[colour]; k < colouring.offsets[colour + 1]; ++k) {
+      const Index c = colouring.order[k];
+      ++seen[c];
+      for (Index p : constraints[c]) {
+        if (p == kNoIndex) continue;
+        EXPECT_TRUE(used.insert(p).second) << "colour " << colour << " shares particle " << p;
+      }
+    }
+  }
+  for (int count : seen) EXPECT_EQ(count, 1);
+}
+
+TEST(Friction, CoulombLawOnTheTangentialVelocity) {
+  const Vec3 normal = Vec3::UnitZ();
+  // depth / dt = 0.6 m/s of normal speed removed; friction 0.5 takes 0.3 m/s of sliding.
+  const Vec3 sliding = apply_friction(Vec3(1, 0, -0.2), normal, 0.01, 0.5, 1.0 / 60);
+  EXPECT_NEAR(sliding.x(), 0.7, 1e-12);
+  EXPECT_NEAR(sliding.z(), -0.2, 1e-12);  // the normal part is the collider's business
+  const Vec3 sticking = apply_friction(Vec3(0.2, 0.1, 0), normal, 0.01, 0.5, 1.0 / 60);
+  EXPECT_NEAR(sticking.norm(), 0, 1e-12);
+  EXPECT_EQ(apply_friction(Vec3(1, 0, 0), normal, 0.01, 0.0, 1.0 / 60), Vec3(1, 0, 0));
+}
+
+Scene hanging_cloth(int side) {
+  Scene scene;
+  PolygonMesh sheet = test::grid(side - 1, side - 1, 0.1);
+  // Hang it in the x-z plane: grid row j at height -0.1 j, row 0 pinned.
+  for (Vec3& p : sheet.positions) p = Vec3(p.x(), 0, -p.y());
+  scene.pieces.push_back(sheet);
+  scene.inverse_mass.assign(side * side, 1.0);
+  for (int c = 0; c < side; ++c) scene.inverse_mass[c] = 0;
+  scene.settings.untangle = false;
+  // Gravity tilted out of the sheet's plane (about the pinned row), so the sag direction is not
+  // just "down" and the cloth must swing to it.
+  scene.settings.gravity = Vec3(0, 4, -9.81);
+  return scene;
+}
+
+TEST(Solver, PinsHoldExactlyAndAHangingClothSagsAlongGravityNearItsRestLengths) {
+  constexpr int kSide = 12;
+  const Scene scene = hanging_cloth(kSide);
+  World world(scene);
+  const Positions start = world.positions();
+  for (int frame = 0; frame < 600; ++frame) {
+    world.step();
+    for (int c = 0; c < kSide; ++c) ASSERT_EQ(world.positions()[c], start[c]);
+  }
+  // At rest a string of particles under uniform gravity hangs along the gravity direction: the
+  // lowest row lies below the pins in the direction of g.
+  const Vec3 g = scene.settings.gravity.normalized();
+  Vec3 top = Vec3::Zero(), bottom = Vec3::Zero();
+  for (int c = 0; c < kSide; ++c) {
+    top += world.positions()[c] / kSide;
+    bottom += world.positions()[(kSide - 1) * kSide + c] / kSide;
+  }
+  const Vec3 hang = (bottom - top).normalized();
+  EXPECT_GT(hang.dot(g), 0.95) << hang.transpose();
+  // Nearly at rest: a slow swing about the pinned row is all that is left (mean speed in m/s).
+  const double free_particles = kSide * (kSide - 1);
+  EXPECT_LT(std::sqrt(2 * world.stats().kinetic_energy / free_particles), 0.05);
+  // Stretch: the edges (sides and diagonals) stay within a few percent of their rest length.
+  EXPECT_LT(world.stats().max_edge_strain, 0.05);
+  double worst = 0;
+  for (std::size_t e = 0; e < world.mesh().edges.size(); ++e) {
+    const auto& v = world.mesh().edges[e].vertices;
+    const double length = (world.positions()[v[0]] - world.positions()[v[1]]).norm();
+    worst = std::max(worst, std::abs(length / world.mesh().rest_edge_lengths[e] - 1));
+  }
+  EXPECT_DOUBLE_EQ(worst, world.stats().max_edge_strain);
+}
+
+TEST(Solver, ASheetSlidingOnTheGroundStopsAfterTheCoulombDistance) {
+  Scene scene;
+  scene.pieces.push_back(test::grid(3, 3, 0.1));
+  scene.ground_height = 0.0;
+  scene.settings.untangle = false;
+  scene.settings.thickness = 0.01;
+  scene.settings.friction = 0.4;
+  const double v0 = 2.0;
+  for (Vec3& p : scene.pieces[0].positions) p.z() = 0.01;  // resting on the ground
+  scene.initial_velocities.assign(16, Vec3(v0, 0, 0));
+  World world(scene);
+  const double x0 = world.positions()[0].x();
+  for (int frame = 0; frame < 120; ++frame) world.step();
+  const double travelled = world.positions()[0].x() - x0;
+  const double coulomb = v0 * v0 / (2 * scene.settings.friction * 9.81);
+  // The discrete stop is within a frame of the continuous one.
+  EXPECT_NEAR(travelled, coulomb, v0 * scene.settings.time_step + 0.01);
+  EXPECT_LT(world.velocities()[0].norm(), 1e-9);
+  for (const Vec3& p : world.positions()) EXPECT_NEAR(p.z(), 0.01, 1e-9);
+}
+
+}  // namespace
+}  // namespace untangle
