@@ -117,7 +117,7 @@ UntangleReport solve(const ClothMesh& mesh, const Positions& start, const Positi
   // a few more frames (no contour, so no untangling push) let the solver give back the stretch
   // the pushes left, as long as the state stays clean.
   Positions reached, clean;
-  bool relaxing = false;
+  bool relaxing = false, counted = true;
   int relaxed = 0;
   while (pairs > 0 || relaxing) {
     if (!relaxing && report.iterations >= options.max_iterations) break;
@@ -125,14 +125,18 @@ UntangleReport solve(const ClothMesh& mesh, const Positions& start, const Positi
     world.set_velocities(zero);
     world.step();
     const std::size_t reached_pairs = world.stats().pairs;
+    // Relaxation frames may run past max_iterations; a progress bar is not shown beyond it.
     if (report.iterations > 0 && progress &&
-        !progress(report.iterations, options.max_iterations, reached_pairs)) {
+        !progress(std::min(report.iterations, options.max_iterations), options.max_iterations,
+                  reached_pairs)) {
       world.set_positions(reached);
       report.cancelled = true;
+      counted = true;
       break;
     }
     if (relaxing && reached_pairs > 0) {
       world.set_positions(clean);
+      --report.iterations;
       break;
     }
     if (report.iterations > 0 && reached_pairs == 0) {
@@ -141,19 +145,22 @@ UntangleReport solve(const ClothMesh& mesh, const Positions& start, const Positi
       if (relaxed >= options.relax_iterations ||
           max_edge_strain(mesh, reference, reached) <= options.relax_strain) {
         world.set_positions(reached);
+        counted = true;
         break;
       }
       ++relaxed;
     }
     ++report.iterations;
+    counted = false;
   }
-  // The final count, on the state returned.
-  world.detect();
+  // The count of the state returned: a frame that was undone had counted it already.
+  if (!counted) {
+    world.detect();
+    if (progress && !relaxing) {
+      progress(report.iterations, options.max_iterations, world.intersections().pairs.size());
+    }
+  }
   pairs = world.intersections().pairs.size();
-  if (!report.cancelled && progress && report.iterations > 0 &&
-      report.iterations == options.max_iterations) {
-    progress(report.iterations, options.max_iterations, pairs);
-  }
   output = world.positions();
   for (const Vec3& x : output) {
     if (!x.allFinite()) throw std::logic_error("the untangler produced a non-finite position");
