@@ -60,3 +60,13 @@ if(missing OR undeclared)
 endif()
 list(LENGTH exported exported_count)
 message(STATUS "libuntangle exports exactly the ${exported_count} functions of untangle.h")
+
+# OpenMP must be a dynamic dependency: a host with its own runtime (Blender on macOS ships
+# libomp) then shares one runtime instead of aborting on two.
+if(READELF)
+  execute_process(COMMAND ${READELF} -d ${LIBRARY} OUTPUT_VARIABLE dynamic RESULT_VARIABLE result)
+  if(NOT result EQUAL 0 OR NOT dynamic MATCHES "NEEDED[^\n]*\\[lib(g|i)?omp[0-9]*\\.so")
+    message(FATAL_ERROR "libuntangle does not link an OpenMP runtime dynamically:\n${dynamic}")
+  endif()
+  message(STATUS "OpenMP is linked dynamically")
+endif()
