@@ -14,7 +14,8 @@
  * - Arrays belong to the caller. Positions are interleaved xyz `float` triples; where a call
  *   takes a byte stride, 0 means packed (12 bytes). Indices are uint32_t, counts size_t.
  * - Variable-sized outputs are "query the size, then fill": pass NULL arrays to get the counts,
- *   then call again with arrays of at least that capacity.
+ *   then call again with arrays of at least that capacity (a smaller capacity is refused with
+ *   UT_ERROR_INVALID_ARGUMENT). Count out-parameters must not be NULL unless said otherwise.
  * - Structs that may grow start with `struct_size`, the caller's sizeof. A smaller (older)
  *   size is accepted: fields lying wholly inside it are read or written, the others take their
  *   defaults (on input) or are not written (on output). A size larger than this header's
