@@ -109,6 +109,9 @@ int run_run(CommandArgs args) {
           "progress line, and a line for each frame where the counts change.\n"
           "JSON keys: frames, pairs_per_frame, final_pairs, mean_pairs_last_half,\n"
           "max_edge_strain (largest |length/rest - 1| at the end), seconds_per_frame.\n\n"
+          "Playback in Blender: import DIR/SCENE.obj (Forward Y, Up Z keeps the engine's\n"
+          "z-up coordinates; it is one object), add a Mesh Cache modifier with the PC2 file\n"
+          "and frame start 1: scene frame 1 is the initial state.\n\n"
           "example: untangle run tangled-start --frames 200");
   if (!parser.parse(args)) {
     std::cout << parser.help();
@@ -159,6 +162,7 @@ int run_run(CommandArgs args) {
   std::vector<FrameRow> rows;
   rows.reserve(static_cast<std::size_t>(frames));
   double total_ms = 0;
+  status.show("frame 0/" + std::to_string(frames) + " " + progress_bar(0, 1), true);
   for (int f = 0; f < frames && !interrupted(); ++f) {
     const auto start = std::chrono::steady_clock::now();
     world.step(1);
