@@ -80,7 +80,13 @@ int run_fix(CommandArgs args) {
   }
   check(status, in_path);
 
-  scatter_positions(pieces, from_floats(output), obj);
+  // The engine works on floats; a vertex it did not move keeps the file's own digits.
+  Positions fixed = from_floats(output);
+  for (std::size_t i = 0; i < fixed.size(); ++i) {
+    const Vec3& original = obj.positions[pieces.source_vertex[i]];
+    if (original.cast<float>().cast<double>() == fixed[i]) fixed[i] = original;
+  }
+  scatter_positions(pieces, fixed, obj);
   write_obj(out_path, obj, /*with_normals=*/false);
 
   if (json) {

@@ -52,9 +52,13 @@ class ObjParser {
       face();
     } else if (keyword == "o" || keyword == "g") {
       group();
+    } else if (keyword == "mtllib" || keyword == "usemtl" || keyword == "s") {
+      std::string kept(keyword);
+      for (std::size_t k = 1; k < tokens_.size(); ++k) kept += " " + std::string(tokens_[k]);
+      mesh_.kept.push_back({std::move(kept), static_cast<Index>(mesh_.face_count())});
     }
-    // Every other statement (mtllib, usemtl, s, l, p, curves, ...) carries nothing the cloth
-    // needs; ignoring it keeps files from other tools readable.
+    // Every other statement (l, p, curves, ...) carries nothing the cloth needs; ignoring it
+    // keeps files from other tools readable.
   }
 
   ObjMesh finish() {
@@ -301,6 +305,11 @@ ObjMesh read_obj(const std::filesystem::path& path) {
 
 void write_obj(std::ostream& out, const ObjMesh& mesh, bool with_normals) {
   std::string text = "# cloth-untangle\n";
+  const auto is_library = [](const ObjMesh::Statement& s) { return s.text.starts_with("mtllib"); };
+  // Material libraries belong to the whole file: at its top, where readers expect them.
+  for (const ObjMesh::Statement& s : mesh.kept) {
+    if (is_library(s)) text += clean_name(s.text) + "\n";
+  }
   const auto write_vectors = [&](const std::vector<Vec3>& vectors, const char* keyword,
                                  int components) {
     for (const Vec3& v : vectors) {
@@ -318,10 +327,16 @@ void write_obj(std::ostream& out, const ObjMesh& mesh, bool with_normals) {
 
   std::size_t corner = 0;
   std::size_t group = 0;
+  std::size_t statement = 0;
+  // Groups before the kept statements of the same face: the order Blender writes
+  // (`o`, `s`, `usemtl`, faces).
   const auto write_groups_until = [&](std::size_t face) {
     for (; group < mesh.groups.size() && mesh.groups[group].first_face <= face; ++group) {
       text += mesh.groups[group].object ? "o " : "g ";
       text += clean_name(mesh.groups[group].name) + "\n";
+    }
+    for (; statement < mesh.kept.size() && mesh.kept[statement].first_face <= face; ++statement) {
+      if (!is_library(mesh.kept[statement])) text += clean_name(mesh.kept[statement].text) + "\n";
     }
   };
   for (std::size_t f = 0; f < mesh.face_count(); ++f) {

@@ -248,6 +248,24 @@ TEST(ObjWrite, PiecesRoundTripThroughAFile) {
   EXPECT_EQ(split_pieces(parse(out.str())).names, names);
 }
 
+// Property: material and smoothing statements survive a read and a write, before the same faces
+// (so Blender still assigns the same materials); other statements are dropped.
+TEST(ObjWrite, MaterialStatementsAreKept) {
+  const ObjMesh mesh = parse(
+      "mtllib cloth.mtl\no Cloth\nv 0 0 0\nv 1 0 0\nv 0 1 0\nv 1 1 0\n"
+      "s 0\nusemtl Red\nf 1 2 3\nl 1 2\nusemtl Blue\nf 2 4 3\n");
+  ASSERT_EQ(mesh.kept.size(), 4u);
+  EXPECT_EQ(mesh.kept[3].text, "usemtl Blue");
+  EXPECT_EQ(mesh.kept[3].first_face, 1u);
+  std::ostringstream out;
+  write_obj(out, mesh);
+  EXPECT_TRUE(out.str().starts_with("# cloth-untangle\nmtllib cloth.mtl\nv 0 0 0\n")) << out.str();
+  EXPECT_NE(out.str().find("o Cloth\ns 0\nusemtl Red\nf 1 2 3\nusemtl Blue\nf 2 4 3\n"),
+            std::string::npos)
+      << out.str();
+  EXPECT_EQ(out.str().find("l 1 2"), std::string::npos);
+}
+
 // Property: an `o` directly followed by a `g` (Blender's export with groups) makes one piece
 // named after the `g`, and writing back keeps both statements.
 TEST(ObjPieces, ObjectFollowedByGroupIsOnePiece) {

@@ -42,6 +42,13 @@ struct ObjMesh {
     bool object = true;
   };
   std::vector<Group> groups;
+  // Material and smoothing statements (mtllib, usemtl, s), kept verbatim so that a file written
+  // back still renders as before; each comes before face first_face.
+  struct Statement {
+    std::string text;
+    Index first_face = 0;
+  };
+  std::vector<Statement> kept;
 
   std::size_t face_count() const { return face_sizes.size(); }
 };
@@ -59,14 +66,14 @@ struct ObjPieces {
 };
 
 // Accepts faces of any size, corners as v, v/vt, v//vn and v/vt/vn with positive (1-based) or
-// negative (relative) indices, `#` comments, `\` line continuations and ignores the statements
-// the cloth does not need (materials, smoothing groups, lines, curves). Throws IoError with the
-// line number for malformed numbers, faces with fewer than 3 corners, index 0 or an index out
-// of range, and non-finite coordinates.
+// negative (relative) indices, `#` comments, `\` line continuations; keeps material and
+// smoothing statements for writing back and ignores the others (lines, points, curves). Throws
+// IoError with the line number for malformed numbers, faces with fewer than 3 corners, index 0 or
+// an index out of range, and non-finite coordinates.
 ObjMesh parse_obj(std::istream& in, const std::string& source_name = "<obj>");
 ObjMesh read_obj(const std::filesystem::path& path);
 
-// Writes v, vt, vn (when with_normals), the `o` and `g` statements and faces with 1-based
+// Writes v, vt, vn (when with_normals), the `o`, `g` and kept statements and faces with 1-based
 // indices.
 void write_obj(std::ostream& out, const ObjMesh& mesh, bool with_normals = true);
 void write_obj(const std::filesystem::path& path, const ObjMesh& mesh, bool with_normals = true);
