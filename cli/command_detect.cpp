@@ -78,9 +78,9 @@ int run_detect(CommandArgs args) {
 
   const std::uint64_t contour_count =
       stats.contours_loop + stats.contours_boundary + stats.contours_crease;
-  std::printf("%s: %zu piece%s, %zu vertices, %llu triangles\n", mesh_path.c_str(),
+  std::printf("%s: %zu piece%s, %zu vertices, %llu triangle%s\n", mesh_path.c_str(),
               pieces.meshes.size(), pieces.meshes.size() == 1 ? "" : "s", pieces.vertex_count(),
-              static_cast<unsigned long long>(stats.triangles));
+              static_cast<unsigned long long>(stats.triangles), stats.triangles == 1 ? "" : "s");
   std::printf("  intersecting pairs  %llu\n", static_cast<unsigned long long>(stats.pairs));
   std::printf("  hits                %llu", static_cast<unsigned long long>(stats.hits));
   if (stats.dropped_hits > 0) {

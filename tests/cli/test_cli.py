@@ -329,7 +329,7 @@ class BadInput(Temp):
     def test_invalid_mesh_is_refused_by_the_engine(self):
         path = self.write("repeat.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 2 3\n")
         status, _, err = run("detect", path)
-        self.assertFails(status, 1, err, "repeat")
+        self.assertFails(status, 1, err, path + ": invalid mesh: face 0")
 
     def test_bad_caches(self):
         mesh = self.path("m.obj")
