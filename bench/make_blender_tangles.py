@@ -3,6 +3,11 @@
     blender -b --factory-startup --python bench/make_blender_tangles.py -- OUTDIR
         [--frames N] [--cases sphere,two_sheets,tube,sphere_10k]
 
+Each case runs for its own number of frames (--frames overrides it for all): up to the moment
+when its first folds have passed through each other, a few hundred to a few thousand pairs.
+Run longer, the cloth ends as a pile in which nearly every triangle cuts several others; that
+is no longer a tangle to repair but a different shape.
+
 Each case is simulated with the Cloth modifier (self-collision off, so the cloth passes through
 itself), and written as OUTDIR/CASE.obj (the last, most tangled frame; one `o` per object) and
 OUTDIR/CASE.pc2 (every simulated frame, all objects' vertices in the OBJ's order, world space).
@@ -10,10 +15,10 @@ Blender's own ``BVHTree.overlap`` counts the intersecting triangle pairs of the 
 
 Cases:
   sphere      a 60 x 60 cloth dropped off-centre onto a sphere; its hanging sides fold through
-              each other on the ground
+              each other on the ground (22 frames)
   two_sheets  two 40 x 40 sheets, the upper one turned by 45 degrees, falling onto one sphere:
-              they pass through each other where their drapes differ
-  tube        an open tube (32 x 40) standing on the ground, collapsing into itself
+              the upper one falls through the lower one's edges (13 frames)
+  tube        an open tube (32 x 40) standing on the ground, collapsing into itself (11 frames)
   sphere_10k  the sphere case at 100 x 100 = 10,000 vertices (for `untangle bake` timings)
 """
 
@@ -181,7 +186,8 @@ def main():
     if not args or args[0].startswith("-"):
         print(__doc__)
         sys.exit(1)
-    out_dir, frames, cases = args[0], 60, ["sphere", "two_sheets", "tube", "sphere_10k"]
+    default_frames = {"sphere": 22, "two_sheets": 13, "tube": 11, "sphere_10k": 22}
+    out_dir, frames, cases = args[0], None, list(default_frames)
     i = 1
     while i < len(args):
         if args[i] == "--frames":
@@ -194,21 +200,22 @@ def main():
     os.makedirs(out_dir, exist_ok=True)
     print(f"{'case':<12} {'vertices':>8} {'frames':>6} {'sim s':>7} {'pairs (last frame)':>18}")
     for name in cases:
+        count = frames or default_frames.get(name, 30)
         scene = clear_scene()
-        scene.frame_start, scene.frame_end = 1, frames
-        objects = build_case(name, frames)
+        scene.frame_start, scene.frame_end = 1, count
+        objects = build_case(name, count)
         faces_per_object = topology(objects)
         all_faces = [face for faces in faces_per_object for face in faces]
         cache = []
         start = time.perf_counter()
-        for frame in range(1, frames + 1):
+        for frame in range(1, count + 1):
             scene.frame_set(frame)
             cache.append(evaluated_positions(objects))
         seconds = time.perf_counter() - start
         write_obj(os.path.join(out_dir, name + ".obj"), objects, cache[-1], faces_per_object)
         write_pc2(os.path.join(out_dir, name + ".pc2"), cache)
         pairs = overlap_pairs(cache[-1], all_faces)
-        print(f"{name:<12} {len(cache[-1]):>8} {frames:>6} {seconds:>7.1f} {pairs:>18}")
+        print(f"{name:<12} {len(cache[-1]):>8} {count:>6} {seconds:>7.1f} {pairs:>18}")
 
 
 if __name__ == "__main__":
