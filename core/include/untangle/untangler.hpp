@@ -21,7 +21,7 @@ struct UntangleOptions {
   int relax_iterations = 30;
   // The push per pipeline frame relative to settings.response_strength. With no frame rate to
   // keep, smaller pushes over more frames leave less stretch and do not overshoot a small tangle.
-  double strength_scale = 0.3;
+  double strength_scale = 0.15;
   double relax_strain = 0.02;
 };
 
