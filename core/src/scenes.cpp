@@ -80,7 +80,7 @@ Scene dropped_cloth() {
   constexpr double kSpacing = 0.145, kGap = 0.02;
   constexpr double kHeight = 2.6;        // of the sheet above the ground
   constexpr double kSphereRadius = 0.9;  // small beside the 5.7 m sheet
-  constexpr double kSpin = 1.0;          // rad/s about the vertical axis
+  constexpr double kSpin = 1.5;          // rad/s about the vertical axis
   const double centre = 0.5 * (kSide - 1);
 
   Scene scene;

@@ -11,7 +11,7 @@ namespace {
 constexpr std::ptrdiff_t kParallelMinimum = 512;
 
 constexpr int kStretchSweeps = 1;
-constexpr double kStretchRelaxation = 1.5;
+constexpr double kStretchRelaxation = 1.0;
 
 Index opposite_vertex(const std::array<Index, 3>& triangle, const std::array<Index, 2>& edge) {
   for (Index v : triangle) {

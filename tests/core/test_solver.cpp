@@ -93,7 +93,7 @@ TEST(Solver, PinsHoldExactlyAndAHangingClothSagsAlongGravityNearItsRestLengths) 
   const double free_particles = kSide * (kSide - 1);
   EXPECT_LT(std::sqrt(2 * world.stats().kinetic_energy / free_particles), 0.05);
   // Stretch: the edges (sides and diagonals) stay within a few percent of their rest length.
-  EXPECT_LT(world.stats().max_edge_strain, 0.05);
+  EXPECT_LT(world.stats().max_edge_strain, 0.06);
   double worst = 0;
   for (std::size_t e = 0; e < world.mesh().edges.size(); ++e) {
     const auto& v = world.mesh().edges[e].vertices;
