@@ -92,7 +92,11 @@ def add_ground(height):
 
 def add_cloth(obj, frames, bending=0.5):
     cloth = obj.modifiers.new("Cloth", "CLOTH")
-    cloth.settings.quality = 5
+    # Stiff in stretch and compression: with the defaults the cloth squeezes edges to a hundredth
+    # of their length against the sphere, and a strain against such an edge means nothing.
+    cloth.settings.quality = 10
+    cloth.settings.tension_stiffness = 80
+    cloth.settings.compression_stiffness = 80
     cloth.settings.mass = 0.3
     cloth.settings.bending_stiffness = bending
     cloth.collision_settings.use_collision = True
