@@ -66,9 +66,9 @@ typedef enum UtStatus {
   UT_ERROR_INVALID_MESH = 2,      /* index out of range, bad face, NaN/Inf position, ... */
   UT_ERROR_INVALID_OPERATION = 3, /* not allowed in the current state (grab_move without grab) */
   UT_ERROR_OUT_OF_MEMORY = 4,
-  UT_ERROR_CANCELLED = 5,         /* a progress callback returned 0; outputs hold the state
-                                     reached (see ut_untangle) */
-  UT_ERROR_INTERNAL = 6           /* a bug in the engine; the message says where */
+  UT_ERROR_CANCELLED = 5, /* a progress callback returned 0; outputs hold the state
+                             reached (see ut_untangle) */
+  UT_ERROR_INTERNAL = 6   /* a bug in the engine; the message says where */
 } UtStatus;
 
 /* The message of the last failed call on the calling thread ("" if none failed yet). Valid
@@ -93,23 +93,23 @@ typedef enum UtMethod {
  * validates the values (ranges are in the engine's message, e.g. "thickness must be in [0, 1],
  * got -2") and refuses a bad value with UT_ERROR_INVALID_ARGUMENT. */
 typedef struct UtSettings {
-  uint32_t struct_size;     /* sizeof(UtSettings) of the caller */
-  int32_t method;           /* UtMethod; default UT_METHOD_ICM */
-  int32_t untangle;         /* untangling response on; default 1 */
-  int32_t proximity;        /* proximity (thickness) constraints on; default 1 */
-  int32_t cull;             /* normal-cone culling in the BVH self test; default 1 */
-  int32_t iterations;       /* XPBD iterations per frame; default 10 */
-  int32_t threads;          /* OpenMP threads for this world; 0 = the default (ut_set_threads) */
-  int32_t reserved;         /* 0; keeps the doubles 8-byte aligned on every platform */
-  double response_strength; /* h0 = response_strength * spacing; default 1 */
-  double thickness;         /* proximity distance in scene units; default 0.01 */
-  double time_step;         /* seconds per frame; default 1/60 */
-  double gravity[3];        /* m/s^2, z is up; default (0, 0, -9.81) */
-  double friction;          /* Coulomb coefficient on spheres and ground; default 0.5 */
-  double max_speed;         /* per-particle speed limit, m/s; default 10 */
+  uint32_t struct_size;      /* sizeof(UtSettings) of the caller */
+  int32_t method;            /* UtMethod; default UT_METHOD_ICM */
+  int32_t untangle;          /* untangling response on; default 1 */
+  int32_t proximity;         /* proximity (thickness) constraints on; default 1 */
+  int32_t cull;              /* normal-cone culling in the BVH self test; default 1 */
+  int32_t iterations;        /* XPBD iterations per frame; default 10 */
+  int32_t threads;           /* OpenMP threads for this world; 0 = the default (ut_set_threads) */
+  int32_t reserved;          /* 0; keeps the doubles 8-byte aligned on every platform */
+  double response_strength;  /* h0 = response_strength * spacing; default 1 */
+  double thickness;          /* proximity distance in scene units; default 0.01 */
+  double time_step;          /* seconds per frame; default 1/60 */
+  double gravity[3];         /* m/s^2, z is up; default (0, 0, -9.81) */
+  double friction;           /* Coulomb coefficient on spheres and ground; default 0.5 */
+  double max_speed;          /* per-particle speed limit, m/s; default 10 */
   double stretch_compliance; /* XPBD compliance of edges; default 0 (stiff) */
   double bending_compliance; /* XPBD compliance of bending; default 1e-3 */
-  double spacing;           /* particle spacing; 0 = the mesh's mean rest edge length */
+  double spacing;            /* particle spacing; 0 = the mesh's mean rest edge length */
 } UtSettings;
 
 /* Fills the first struct_size bytes of *settings with the defaults and sets
@@ -204,8 +204,7 @@ UT_API UtStatus ut_world_piece_faces(const UtWorld* world, int32_t piece, uint32
 /* The colliders (query the size, then fill): spheres as 4 floats each (cx, cy, cz, radius);
  * has_ground 0 or 1, ground_height its z (any of the outputs may be NULL). */
 UT_API UtStatus ut_world_colliders(const UtWorld* world, float* spheres, size_t sphere_capacity,
-                                   size_t* sphere_count, int32_t* has_ground,
-                                   float* ground_height);
+                                   size_t* sphere_count, int32_t* has_ground, float* ground_height);
 
 /* Settings: get fills the first settings->struct_size bytes; set validates first and changes
  * nothing on a bad value. Changing settings.method starts the new method with no history. */
@@ -233,18 +232,18 @@ UT_API UtStatus ut_world_set_velocities(UtWorld* world, int32_t piece, const flo
 
 /* Figures of the last step or detect (all zero before the first). */
 typedef struct UtFrameStats {
-  uint32_t struct_size;          /* sizeof(UtFrameStats) of the caller */
-  uint32_t reserved;             /* 0 */
-  uint64_t frame;                /* frames stepped so far */
-  uint64_t triangles;            /* triangles of the mesh (after triangulating polygons) */
-  uint64_t pairs;                /* intersecting triangle pairs (before the response) */
-  uint64_t hits;                 /* edge-triangle hits */
-  uint64_t dropped_hits;         /* hits exactly through a vertex or an edge, dropped */
+  uint32_t struct_size;  /* sizeof(UtFrameStats) of the caller */
+  uint32_t reserved;     /* 0 */
+  uint64_t frame;        /* frames stepped so far */
+  uint64_t triangles;    /* triangles of the mesh (after triangulating polygons) */
+  uint64_t pairs;        /* intersecting triangle pairs (before the response) */
+  uint64_t hits;         /* edge-triangle hits */
+  uint64_t dropped_hits; /* hits exactly through a vertex or an edge, dropped */
   uint64_t contours_loop;
   uint64_t contours_boundary;
   uint64_t contours_crease;
-  uint64_t culled_nodes;         /* BVH nodes whose self test was skipped */
-  uint64_t candidate_pairs;      /* triangle pairs tested by the narrow phase */
+  uint64_t culled_nodes;    /* BVH nodes whose self test was skipped */
+  uint64_t candidate_pairs; /* triangle pairs tested by the narrow phase */
   uint64_t proximity_pairs;
   uint64_t stuck_contours;       /* contours that did not shrink over the last frames */
   uint64_t degenerate_triangles; /* zero-area: kept out of detection */
@@ -287,9 +286,8 @@ UT_API UtStatus ut_world_intersecting_faces(const UtWorld* world, int32_t piece,
  * normal during the next steps; without an active grab it fails with
  * UT_ERROR_INVALID_OPERATION. grab_end releases it and keeps its velocity; ending no grab is
  * fine. */
-UT_API UtStatus ut_world_grab_begin(UtWorld* world, const float origin[3],
-                                    const float direction[3], float pick_radius,
-                                    uint32_t* particle);
+UT_API UtStatus ut_world_grab_begin(UtWorld* world, const float origin[3], const float direction[3],
+                                    float pick_radius, uint32_t* particle);
 UT_API UtStatus ut_world_grab_move(UtWorld* world, const float target[3],
                                    const float plane_normal[3]);
 UT_API UtStatus ut_world_grab_end(UtWorld* world);
@@ -317,7 +315,7 @@ UT_API UtStatus ut_detect(const UtScene* scene, const UtSettings* settings, UtFr
 typedef int32_t (*UtProgressFn)(void* user_data, int32_t done, int32_t total, uint64_t pairs);
 
 typedef struct UtUntangleOptions {
-  uint32_t struct_size;  /* sizeof(UtUntangleOptions) of the caller */
+  uint32_t struct_size;   /* sizeof(UtUntangleOptions) of the caller */
   int32_t max_iterations; /* pipeline frames at most, in [1, 1000000]; default 300 */
   double pull_stiffness;  /* soft pull toward the input per frame, in [0, 1]; default 0.05 */
   int32_t independent;    /* sequence only: 1 = every frame on its own; default 0 (each frame
@@ -335,11 +333,11 @@ typedef struct UtUntangleReport {
   uint64_t contours_loop; /* contours left */
   uint64_t contours_boundary;
   uint64_t contours_crease;
-  int32_t cancelled;      /* 1 when the progress callback cancelled */
+  int32_t cancelled; /* 1 when the progress callback cancelled */
   int32_t reserved;
   double max_displacement; /* from the input */
   double mean_displacement;
-  double max_edge_strain;  /* max |length_out / length_in - 1| over all edges */
+  double max_edge_strain; /* max |length_out / length_in - 1| over all edges */
   double seconds;
 } UtUntangleReport;
 
@@ -356,8 +354,8 @@ typedef struct UtUntangleReport {
  * the state reached (report->cancelled = 1). On any other failure nothing is written. */
 UT_API UtStatus ut_untangle(const UtScene* scene, const UtSettings* settings,
                             const UtUntangleOptions* options, const float* rest, float* output,
-                            size_t vertex_count, UtUntangleReport* report,
-                            UtProgressFn progress, void* user_data);
+                            size_t vertex_count, UtUntangleReport* report, UtProgressFn progress,
+                            void* user_data);
 
 /* Untangles every frame of a sequence (an animation cache). The scene's pieces give the
  * topology; their positions are ignored.

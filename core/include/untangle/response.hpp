@@ -17,7 +17,7 @@ struct Displacement {
   // (SPEC "Proximity constraints"), when drop_opposing_proximity is set.
   std::vector<std::uint8_t> near_contour;
   bool drop_opposing_proximity = true;
-  bool carries_momentum = true;  // false: like the proximity push, not turned into velocity
+  bool carries_momentum = true;    // false: like the proximity push, not turned into velocity
   std::size_t stuck_contours = 0;  // contours that did not shrink over the last frames
   bool empty() const { return delta.empty(); }
 };

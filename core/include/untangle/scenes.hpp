@@ -19,9 +19,9 @@ struct Sphere {
 
 struct Scene {
   std::string name;
-  std::vector<PolygonMesh> pieces;  // positions here are the rest shape
-  Positions initial_positions;      // empty = the rest shape
-  Positions initial_velocities;     // empty = zero
+  std::vector<PolygonMesh> pieces;   // positions here are the rest shape
+  Positions initial_positions;       // empty = the rest shape
+  Positions initial_velocities;      // empty = zero
   std::vector<double> inverse_mass;  // per global vertex, 0 = pinned; empty = all 1
   std::vector<Sphere> spheres;
   std::optional<double> ground_height;  // z of the ground plane (z is up)
