@@ -7,7 +7,7 @@
 namespace untangle {
 namespace {
 
-// Below this many constraints a colour is projected on one thread: waking the team costs more.
+// Below this many particles a solve runs on one thread: waking the team costs more.
 constexpr std::ptrdiff_t kParallelMinimum = 512;
 
 constexpr int kStretchSweeps = 1;
@@ -126,7 +126,7 @@ void Solver::project_proximity(const SolverInput& input, Positions& x, SolverOut
   for (std::size_t colour = 0; colour < proximity_colours_.colour_count(); ++colour) {
     const std::ptrdiff_t begin = proximity_colours_.offsets[colour];
     const std::ptrdiff_t end = proximity_colours_.offsets[colour + 1];
-#pragma omp parallel for schedule(static) if (end - begin > kParallelMinimum)
+#pragma omp for schedule(static)
     for (std::ptrdiff_t k = begin; k < end; ++k) {
       const ProximityConstraint& c = proximity_[proximity_colours_.order[k]];
       const auto& p = c.particles;
@@ -222,84 +222,93 @@ void Solver::solve(const SolverInput& input, Positions& x, SolverOutput& output)
   const double pull_fraction =
       pull ? 1 - std::pow(1 - std::min(input.pull_stiffness, 1.0), 1.0 / iterations) : 0;
 
+  // One thread team per iteration, not one per colour: the colours are small (a few hundred
+  // constraints) and waking the team for each cost more than the projections themselves.
+  const bool parallel = n > kParallelMinimum;
   for (int iteration = 0; iteration < iterations; ++iteration) {
     // Falling cloth moves a lot within one frame: the close pairs are found again halfway.
     if (proximity && iteration == iterations / 2 && iteration > 0) search(true);
 
-    // Stretch is cheap and carries the weight of the cloth: it gets kStretchSweeps sweeps per
-    // iteration, forward then backward through the colours (symmetric Gauss-Seidel), which keeps
-    // a hanging or draped cloth within a few percent of its rest lengths at 10 iterations.
-    const std::size_t stretch_colour_count = stretch_colours_.colour_count();
-    for (int sweep = 0; sweep < kStretchSweeps; ++sweep) {
-      for (std::size_t step = 0; step < stretch_colour_count; ++step) {
-        const std::size_t colour = sweep % 2 == 0 ? step : stretch_colour_count - 1 - step;
-        const std::ptrdiff_t begin = stretch_colours_.offsets[colour];
-        const std::ptrdiff_t end = stretch_colours_.offsets[colour + 1];
-#pragma omp parallel for schedule(static) if (end - begin > kParallelMinimum)
-        for (std::ptrdiff_t k = begin; k < end; ++k) {
-          const Index c = stretch_colours_.order[k];
-          project_distance(x, w, stretch_[c][0], stretch_[c][1], stretch_rest_[c], stretch_alpha,
-                           stretch_lambda_[c], kStretchRelaxation);
+#pragma omp parallel if (parallel)
+    {
+      // Stretch is cheap and carries the weight of the cloth: it gets kStretchSweeps sweeps per
+      // iteration, alternating forward and backward through the colours (symmetric
+      // Gauss-Seidel), which keeps a draped cloth near its rest lengths at 10 iterations.
+      const std::size_t stretch_colour_count = stretch_colours_.colour_count();
+      for (int sweep = 0; sweep < kStretchSweeps; ++sweep) {
+        for (std::size_t step = 0; step < stretch_colour_count; ++step) {
+          const std::size_t colour = sweep % 2 == 0 ? step : stretch_colour_count - 1 - step;
+          const std::ptrdiff_t begin = stretch_colours_.offsets[colour];
+          const std::ptrdiff_t end = stretch_colours_.offsets[colour + 1];
+#pragma omp for schedule(static)
+          for (std::ptrdiff_t k = begin; k < end; ++k) {
+            const Index c = stretch_colours_.order[k];
+            project_distance(x, w, stretch_[c][0], stretch_[c][1], stretch_rest_[c], stretch_alpha,
+                             stretch_lambda_[c], kStretchRelaxation);
+          }
         }
       }
-    }
-    for (std::size_t colour = 0; colour < bending_colours_.colour_count(); ++colour) {
-      const std::ptrdiff_t begin = bending_colours_.offsets[colour];
-      const std::ptrdiff_t end = bending_colours_.offsets[colour + 1];
-#pragma omp parallel for schedule(static) if (end - begin > kParallelMinimum)
-      for (std::ptrdiff_t k = begin; k < end; ++k) {
-        const Index c = bending_colours_.order[k];
-        project_distance(x, w, bending_[c][0], bending_[c][1], bending_rest_[c], bending_alpha,
-                         bending_lambda_[c]);
+      for (std::size_t colour = 0; colour < bending_colours_.colour_count(); ++colour) {
+        const std::ptrdiff_t begin = bending_colours_.offsets[colour];
+        const std::ptrdiff_t end = bending_colours_.offsets[colour + 1];
+#pragma omp for schedule(static)
+        for (std::ptrdiff_t k = begin; k < end; ++k) {
+          const Index c = bending_colours_.order[k];
+          project_distance(x, w, bending_[c][0], bending_[c][1], bending_rest_[c], bending_alpha,
+                           bending_lambda_[c]);
+        }
       }
-    }
-    // Pins: inverse mass 0, no constraint moves them.
-    if (input.grab != nullptr) {
-      const GrabTargets& grab = *input.grab;
-      for (std::size_t k = 0; k < grab.particles.size(); ++k) {
-        const Index p = grab.particles[k];
-        if (w[p] > 0) x[p] += grab.strengths[k] * (grab.targets[k] - x[p]);
+      // Pins: inverse mass 0, no constraint moves them.
+      if (input.grab != nullptr) {
+#pragma omp single
+        {
+          const GrabTargets& grab = *input.grab;
+          for (std::size_t k = 0; k < grab.particles.size(); ++k) {
+            const Index p = grab.particles[k];
+            if (w[p] > 0) x[p] += grab.strengths[k] * (grab.targets[k] - x[p]);
+          }
+        }
       }
-    }
-    if (displacement != nullptr || pull) {
-      const double part = 1.0 / iterations;
-#pragma omp parallel for schedule(static) if (n > kParallelMinimum)
+      if (displacement != nullptr || pull) {
+        const double part = 1.0 / iterations;
+#pragma omp for schedule(static)
+        for (std::ptrdiff_t i = 0; i < n; ++i) {
+          if (w[i] <= 0) continue;
+          if (displacement != nullptr) {
+            const Vec3 step = displacement->delta[i] * part;
+            x[i] += step;
+            if (!displacement->carries_momentum) output.momentum_free[i] += step;
+          }
+          if (pull) {
+            const Vec3 step = pull_fraction * ((*input.pull_targets)[i] - x[i]);
+            x[i] += step;
+            output.momentum_free[i] += step;
+          }
+        }
+      }
+      if (proximity) project_proximity(input, x, output);
+
+#pragma omp for schedule(static)
       for (std::ptrdiff_t i = 0; i < n; ++i) {
         if (w[i] <= 0) continue;
-        if (displacement != nullptr) {
-          const Vec3 step = displacement->delta[i] * part;
-          x[i] += step;
-          if (!displacement->carries_momentum) output.momentum_free[i] += step;
+        for (const Sphere& sphere : input.spheres) {
+          const Vec3 d = x[i] - sphere.center;
+          const double distance = d.norm();
+          const double reach = sphere.radius + margin;
+          if (distance >= reach || distance < 1e-12) continue;
+          const Vec3 normal = d / distance;
+          x[i] = sphere.center + reach * normal;
+          output.contact_depth[i] += reach - distance;
+          output.contact_normal[i] = normal;
         }
-        if (pull) {
-          const Vec3 step = pull_fraction * ((*input.pull_targets)[i] - x[i]);
-          x[i] += step;
-          output.momentum_free[i] += step;
-        }
-      }
-    }
-    if (proximity) project_proximity(input, x, output);
-
-#pragma omp parallel for schedule(static) if (n > kParallelMinimum)
-    for (std::ptrdiff_t i = 0; i < n; ++i) {
-      if (w[i] <= 0) continue;
-      for (const Sphere& sphere : input.spheres) {
-        const Vec3 d = x[i] - sphere.center;
-        const double distance = d.norm();
-        const double reach = sphere.radius + margin;
-        if (distance >= reach || distance < 1e-12) continue;
-        const Vec3 normal = d / distance;
-        x[i] = sphere.center + reach * normal;
-        output.contact_depth[i] += reach - distance;
-        output.contact_normal[i] = normal;
-      }
-      if (input.ground_height) {
-        const double floor = *input.ground_height + margin;
-        if (x[i].z() < floor) {
-          const double depth = floor - x[i].z();
-          x[i].z() = floor;
-          output.contact_depth[i] += depth;
-          output.contact_normal[i] = Vec3::UnitZ();
+        if (input.ground_height) {
+          const double floor = *input.ground_height + margin;
+          if (x[i].z() < floor) {
+            const double depth = floor - x[i].z();
+            x[i].z() = floor;
+            output.contact_depth[i] += depth;
+            output.contact_normal[i] = Vec3::UnitZ();
+          }
         }
       }
     }

@@ -77,6 +77,7 @@ class Solver {
   };
 
   void build_proximity(const SolverInput& input, const Positions& x);
+  // Runs its colours with orphaned `omp for`: called from inside the solve's thread team.
   void project_proximity(const SolverInput& input, Positions& x, SolverOutput& output) const;
 
   const ClothMesh* mesh_;
