@@ -15,6 +15,7 @@ int run_detect(CommandArgs args) {
   int threads = 0;
   bool json = false;
   bool no_cull = false;
+  int repeat = 1;
   ArgParser parser("untangle detect MESH.obj [options]",
                    "Finds where the mesh cuts through itself: the intersecting triangle pairs\n"
                    "(pairs sharing a vertex are not tested), the edge-triangle hits, the\n"
@@ -27,6 +28,10 @@ int run_detect(CommandArgs args) {
               &threads, 0, 1024)
       .flag("--json", "print one JSON object instead of text", &json)
       .flag("--no-cull", "test every BVH node against itself (no normal-cone culling)", &no_cull)
+      .option("--repeat", "N",
+              "detect N times in this process and report the fastest run (the first one\n"
+              "also pays for starting threads and touching fresh memory; default 1)",
+              &repeat, 1, 1000)
       .epilog(
           "JSON keys: triangles, pairs, hits, contours {loop, boundary, crease},\n"
           "culled_nodes, seconds {build, refit, broad, narrow, contours}.");
@@ -44,7 +49,14 @@ int run_detect(CommandArgs args) {
   settings.cull = no_cull ? 0 : 1;
   apply_threads(settings, threads);
   UtFrameStats stats = empty_stats();
-  check(ut_detect(scene.get(), &settings, &stats, nullptr, 0), mesh_path);
+  auto per_frame_ms = [](const UtFrameStats& s) {
+    return s.ms_refit + s.ms_broad + s.ms_narrow + s.ms_contours;
+  };
+  for (int run = 0; run < repeat; ++run) {
+    UtFrameStats this_run = empty_stats();
+    check(ut_detect(scene.get(), &settings, &this_run, nullptr, 0), mesh_path);
+    if (run == 0 || per_frame_ms(this_run) < per_frame_ms(stats)) stats = this_run;
+  }
 
   const double build = stats.ms_build / 1000;
   const double refit = stats.ms_refit / 1000;

@@ -65,15 +65,6 @@ void Kdop18::inflate(double distance) {
   }
 }
 
-bool Kdop18::overlaps(const Kdop18& other) const {
-  // Non-short-circuit accumulation: the 9 comparisons vectorise better than early exits.
-  bool separated = false;
-  for (int k = 0; k < kAxes; ++k) {
-    separated |= (min[k] > other.max[k]) | (other.min[k] > max[k]);
-  }
-  return !separated;
-}
-
 bool Kdop18::empty() const {
   return !(min[0] <= max[0]);
 }

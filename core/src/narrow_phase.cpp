@@ -19,6 +19,8 @@ constexpr std::size_t kBlockSize = 256;
 // lies on one side by more than this fraction of their distance from the plane's origin corner.
 // Far above rounding, far below kHitTolerance's reach, so it only skips pairs with no hit.
 constexpr double kSeparationTolerance = 1e-8;
+// Relative margin of the box test: far above kHitTolerance, so it never rejects a (dropped) hit.
+constexpr double kBoxMargin = 1e-6;
 
 std::uint64_t hit_key(Index edge, Index triangle) {
   return (static_cast<std::uint64_t>(edge) << 32) | triangle;
@@ -49,13 +51,33 @@ bool share_vertex(const std::array<Index, 3>& a, const std::array<Index, 3>& b) 
   return false;
 }
 
-// Every corner of `other` strictly on one side of the plane of (a, b, c), with a margin.
-bool clearly_one_side(const Vec3& a, const Vec3& b, const Vec3& c, const Vec3* other) {
-  const Vec3 n = (b - a).cross(c - a);
+// What the candidate test needs of a triangle this frame, computed once per triangle instead of
+// once per candidate pair: the unnormalised normal (b - a) x (c - a), exactly as the side test
+// computed it before, and the bounding box.
+struct TriangleFrame {
+  Vec3 normal;
+  Vec3 low, high;
+};
+
+TriangleFrame triangle_frame(const Vec3& a, const Vec3& b, const Vec3& c) {
+  return {(b - a).cross(c - a), a.cwiseMin(b).cwiseMin(c), a.cwiseMax(b).cwiseMax(c)};
+}
+
+// Boxes apart by more than a hit's tolerance reach: no edge of one can meet the other, not even
+// as a dropped hit (those lie within kHitTolerance of the triangle, relative to its size).
+bool boxes_apart(const TriangleFrame& p, const TriangleFrame& q) {
+  const double reach = kBoxMargin * ((p.high - p.low).maxCoeff() + (q.high - q.low).maxCoeff());
+  return ((p.low.array() > q.high.array() + reach) || (q.low.array() > p.high.array() + reach))
+      .any();
+}
+
+// Every corner of `other` strictly on one side of the plane through `origin` with normal n,
+// with a margin.
+bool clearly_one_side(const Vec3& origin, const Vec3& n, const Vec3* other) {
   double d[3];
   double reach2 = 0;
   for (int i = 0; i < 3; ++i) {
-    const Vec3 r = other[i] - a;
+    const Vec3 r = other[i] - origin;
     d[i] = n.dot(r);
     reach2 = std::max(reach2, r.squaredNorm());
   }
@@ -65,15 +87,18 @@ bool clearly_one_side(const Vec3& a, const Vec3& b, const Vec3& c, const Vec3* o
   return closest * closest > kSeparationTolerance * kSeparationTolerance * n.squaredNorm() * reach2;
 }
 
-void test_triangle_pair(const ClothMesh& mesh, const Positions& x, Index ta, Index tb,
+void test_triangle_pair(const ClothMesh& mesh, const Positions& x,
+                        const std::vector<TriangleFrame>& frames, Index ta, Index tb,
                         Block& block) {
+  if (boxes_apart(frames[ta], frames[tb])) return;
   const auto& ca = mesh.triangles[ta];
   const auto& cb = mesh.triangles[tb];
   const Vec3 pa[3] = {x[ca[0]], x[ca[1]], x[ca[2]]};
   const Vec3 pb[3] = {x[cb[0]], x[cb[1]], x[cb[2]]};
   // Both directions are needed: a side test of A against B's plane says nothing about the
   // edges of B once A reaches that plane.
-  if (clearly_one_side(pb[0], pb[1], pb[2], pa) || clearly_one_side(pa[0], pa[1], pa[2], pb)) {
+  if (clearly_one_side(pb[0], frames[tb].normal, pa) ||
+      clearly_one_side(pa[0], frames[ta].normal, pb)) {
     return;
   }
   const std::uint32_t first = static_cast<std::uint32_t>(block.hits.size());
@@ -149,6 +174,14 @@ Intersections find_intersections(const ClothMesh& mesh, const Bvh& bvh, const Po
   out.broad_seconds = t1 - t0;
   out.culled_nodes = std::move(candidates.culled_nodes);
 
+  std::vector<TriangleFrame> frames(mesh.triangles.size());
+  const auto triangle_count = static_cast<std::ptrdiff_t>(mesh.triangles.size());
+#pragma omp parallel for schedule(static)
+  for (std::ptrdiff_t t = 0; t < triangle_count; ++t) {
+    const auto& c = mesh.triangles[t];
+    frames[t] = triangle_frame(positions[c[0]], positions[c[1]], positions[c[2]]);
+  }
+
   const auto& leaf_pairs = candidates.leaf_pairs;
   const std::size_t block_count = (leaf_pairs.size() + kBlockSize - 1) / kBlockSize;
   std::vector<Block> blocks(block_count);
@@ -165,7 +198,7 @@ Intersections find_intersections(const ClothMesh& mesh, const Bvh& bvh, const Po
           if (tb == kNoIndex || !mesh.triangle_detectable[tb]) continue;
           if (share_vertex(mesh.triangles[ta], mesh.triangles[tb])) continue;
           ++block.tested;
-          test_triangle_pair(mesh, positions, ta, tb, block);
+          test_triangle_pair(mesh, positions, frames, ta, tb, block);
         }
       }
     }
