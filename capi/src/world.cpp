@@ -53,6 +53,43 @@ void check_count(const UtWorld& world, std::int32_t piece, std::size_t given, co
   }
 }
 
+// Positions and velocities cross the ABI the same way: a piece's slice of one per-vertex
+// array is written out, or replaced in a copy of the whole array that the world then takes
+// (and validates) in one call, so a refused call leaves the world as it was.
+struct VertexField {
+  const char* name;
+  const untangle::Positions& (untangle::World::*get)() const;
+  void (untangle::World::*set)(const untangle::Positions&);
+};
+constexpr VertexField kPositions{"positions", &untangle::World::positions,
+                                 &untangle::World::set_positions};
+constexpr VertexField kVelocities{"velocities", &untangle::World::velocities,
+                                  &untangle::World::set_velocities};
+
+void get_field(const UtWorld* world, const VertexField& field, std::int32_t piece, float* out,
+               std::size_t vertex_count, std::size_t stride) {
+  const untangle::World& w = world_of(world);
+  check_count(*world, piece, vertex_count, field.name);
+  const VertexRange range = vertex_range(*world, piece);
+  untangle::capi::write_xyz((w.*field.get)().data() + range.begin, range.count, out, stride);
+}
+
+void set_field(UtWorld* world, const VertexField& field, std::int32_t piece, const float* in,
+               std::size_t vertex_count, std::size_t stride) {
+  untangle::World& w = world_of(world);
+  check_count(*world, piece, vertex_count, field.name);
+  const VertexRange range = vertex_range(*world, piece);
+  const untangle::Positions given =
+      untangle::capi::read_xyz(in, vertex_count, stride, field.name, true);
+  if (range.count == (w.*field.get)().size()) {
+    (w.*field.set)(given);  // the whole array: no second copy
+    return;
+  }
+  untangle::Positions all = (w.*field.get)();
+  std::copy(given.begin(), given.end(), all.begin() + static_cast<std::ptrdiff_t>(range.begin));
+  (w.*field.set)(all);
+}
+
 void check_capacity(const void* array, std::size_t capacity, std::size_t needed, const char* what) {
   if (array != nullptr && capacity < needed) {
     throw std::invalid_argument(std::string(what) + " holds " + std::to_string(capacity) +
@@ -221,50 +258,22 @@ UT_API UtStatus ut_world_detect(UtWorld* world) {
 
 UT_API UtStatus ut_world_get_positions(const UtWorld* world, int32_t piece, float* positions,
                                        size_t vertex_count, size_t stride) {
-  return guard([&] {
-    const untangle::World& w = world_of(world);
-    check_count(*world, piece, vertex_count, "positions");
-    const VertexRange range = vertex_range(*world, piece);
-    untangle::capi::write_xyz(w.positions().data() + range.begin, range.count, positions, stride);
-  });
+  return guard([&] { get_field(world, kPositions, piece, positions, vertex_count, stride); });
 }
 
 UT_API UtStatus ut_world_set_positions(UtWorld* world, int32_t piece, const float* positions,
                                        size_t vertex_count, size_t stride) {
-  return guard([&] {
-    untangle::World& w = world_of(world);
-    check_count(*world, piece, vertex_count, "positions");
-    const VertexRange range = vertex_range(*world, piece);
-    const untangle::Positions given =
-        untangle::capi::read_xyz(positions, vertex_count, stride, "positions", true);
-    untangle::Positions all = w.positions();
-    std::copy(given.begin(), given.end(), all.begin() + static_cast<std::ptrdiff_t>(range.begin));
-    w.set_positions(all);
-  });
+  return guard([&] { set_field(world, kPositions, piece, positions, vertex_count, stride); });
 }
 
 UT_API UtStatus ut_world_get_velocities(const UtWorld* world, int32_t piece, float* velocities,
                                         size_t vertex_count, size_t stride) {
-  return guard([&] {
-    const untangle::World& w = world_of(world);
-    check_count(*world, piece, vertex_count, "velocities");
-    const VertexRange range = vertex_range(*world, piece);
-    untangle::capi::write_xyz(w.velocities().data() + range.begin, range.count, velocities, stride);
-  });
+  return guard([&] { get_field(world, kVelocities, piece, velocities, vertex_count, stride); });
 }
 
 UT_API UtStatus ut_world_set_velocities(UtWorld* world, int32_t piece, const float* velocities,
                                         size_t vertex_count, size_t stride) {
-  return guard([&] {
-    untangle::World& w = world_of(world);
-    check_count(*world, piece, vertex_count, "velocities");
-    const VertexRange range = vertex_range(*world, piece);
-    const untangle::Positions given =
-        untangle::capi::read_xyz(velocities, vertex_count, stride, "velocities", true);
-    untangle::Positions all = w.velocities();
-    std::copy(given.begin(), given.end(), all.begin() + static_cast<std::ptrdiff_t>(range.begin));
-    w.set_velocities(all);
-  });
+  return guard([&] { set_field(world, kVelocities, piece, velocities, vertex_count, stride); });
 }
 
 UT_API UtStatus ut_world_stats(const UtWorld* world, UtFrameStats* stats) {
