@@ -312,6 +312,11 @@ def library_path_candidates() -> list:
 
 
 def _open(path: str) -> Library:
+    # libgomp reads OMP_WAIT_POLICY once, when it is loaded with the library. Its default lets
+    # idle threads spin at every barrier; in Blender (and next to other processes on few cores)
+    # a spinning thread takes the core the working one needs: two threads ran 10x slower than
+    # one under load. A policy the user set is kept.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     cdll = ctypes.CDLL(path)
     try:
         library = Library(cdll, path)
@@ -769,8 +774,8 @@ class World:
         )
         return [((float(x), float(y), float(z)), float(r)) for x, y, z, r in data]
 
-    @property
     def ground_height(self) -> Optional[float]:
+        """The ground plane's height, or None when the world has no ground."""
         has_ground, height = c_int32(), c_float()
         self._lib.check(
             self._lib.ut_world_colliders(self._handle, None, 0, None, byref(has_ground), byref(height))

@@ -410,8 +410,7 @@ def _scene_settings(cloth):
 
 def _scene_colliders(world):
     """Spheres [((x, y, z), radius)] and ground height (or None) of a scene world."""
-    ground = world.ground_height  # a property in native.py, spheres() a method
-    return list(world.spheres()), ground() if callable(ground) else ground
+    return world.spheres(), world.ground_height()
 
 
 def new_scene_world(cloths, props):

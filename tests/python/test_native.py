@@ -39,6 +39,27 @@ class Loading(unittest.TestCase):
         finally:
             native.ABI_MAJOR = saved
 
+    def test_openmp_waits_passively_unless_told_otherwise(self):
+        """libgomp's own report of its settings (OMP_DISPLAY_ENV=VERBOSE, printed when it starts)
+        shows no spinning (GOMP_SPINCOUNT 0; unset it would be 300000) when OMP_WAIT_POLICY was
+        unset before loading, and the user's policy when it was set."""
+        import subprocess
+
+        script = (
+            "import sys; sys.path.insert(0, sys.argv[1]); from support import native; "
+            "native.load(); print(native.get_threads())"
+        )
+        here = os.path.dirname(os.path.abspath(__file__))
+        for given, expected in ((None, "GOMP_SPINCOUNT = '0'"), ("ACTIVE", "OMP_WAIT_POLICY = 'ACTIVE'")):
+            environment = dict(os.environ, OMP_DISPLAY_ENV="VERBOSE")
+            environment.pop("OMP_WAIT_POLICY", None)
+            if given is not None:
+                environment["OMP_WAIT_POLICY"] = given
+            run = subprocess.run([sys.executable, "-c", script, here], env=environment,
+                                 capture_output=True, text=True, timeout=60)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            self.assertIn(expected, run.stderr)
+
     def test_version_and_no_bpy(self):
         self.assertEqual(native.abi_version()[0], 1)
         self.assertNotIn("bpy", sys.modules)
@@ -159,9 +180,9 @@ class WorldTests(unittest.TestCase):
     def test_colliders(self):
         with native.World([horizontal_sheet()], spheres=[((0.5, -0.25, -2.0), 0.75)], ground_height=-3.0) as world:
             self.assertEqual(world.spheres(), [((0.5, -0.25, -2.0), 0.75)])
-            self.assertEqual(world.ground_height, -3.0)
+            self.assertEqual(world.ground_height(), -3.0)
         with native.World([horizontal_sheet()]) as world:
-            self.assertIsNone(world.ground_height)
+            self.assertIsNone(world.ground_height())
 
     def test_scene_worlds(self):
         for name, pieces, vertices in (("tangled-start", 1, 2500), ("two-sheets", 2, 968)):
