@@ -337,7 +337,7 @@ typedef struct UtUntangleReport {
   int32_t reserved;
   double max_displacement; /* from the input */
   double mean_displacement;
-  double max_edge_strain; /* max |length_out / length_in - 1| over all edges */
+  double max_edge_strain; /* max |length_out / length_in - 1| over the polygon edges */
   double seconds;
 } UtUntangleReport;
 

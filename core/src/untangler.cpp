@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -47,9 +48,16 @@ std::vector<PolygonMesh> polygon_pieces(const ClothMesh& mesh, const Positions& 
   return pieces;
 }
 
+// Over the user's edges: the diagonals that split a polygon into triangles are left out, since
+// a crushed quad of a cloth cache can have a diagonal of almost zero length whose ratio says
+// nothing about the stretch of the cloth.
 double max_edge_strain(const ClothMesh& mesh, const Positions& reference, const Positions& x) {
   double strain = 0;
   for (const MeshEdge& edge : mesh.edges) {
+    if (edge.triangle_count == 2 &&
+        mesh.triangle_polygon[edge.triangles[0]] == mesh.triangle_polygon[edge.triangles[1]]) {
+      continue;
+    }
     const double before = (reference[edge.vertices[1]] - reference[edge.vertices[0]]).norm();
     if (!(before > 0)) continue;  // a collapsed input edge has no length to keep
     const double after = (x[edge.vertices[1]] - x[edge.vertices[0]]).norm();
@@ -80,6 +88,14 @@ UntangleReport solve(const ClothMesh& mesh, const Positions& start, const Positi
     throw std::invalid_argument("strength_scale must be in (0, 10], got " +
                                 std::to_string(options.strength_scale));
   }
+  if (!(options.max_strength_scale >= options.strength_scale && options.max_strength_scale <= 10)) {
+    throw std::invalid_argument("max_strength_scale must be in [strength_scale, 10], got " +
+                                std::to_string(options.max_strength_scale));
+  }
+  if (options.stall_iterations < 1) {
+    throw std::invalid_argument("stall_iterations must be >= 1, got " +
+                                std::to_string(options.stall_iterations));
+  }
   if (!options.inverse_mass.empty() && options.inverse_mass.size() != mesh.vertex_count()) {
     throw std::invalid_argument("inverse_mass has " + std::to_string(options.inverse_mass.size()) +
                                 " entries, but the mesh has " +
@@ -95,6 +111,7 @@ UntangleReport solve(const ClothMesh& mesh, const Positions& start, const Positi
   scene.settings = options.settings;
   scene.settings.gravity = Vec3::Zero();
   scene.settings.response_strength *= options.strength_scale;
+  scene.settings.fade_stuck_contours = false;  // a stall raises the push instead (below)
   scene.pull_targets = reference;
   scene.pull_stiffness = options.pull_stiffness;
   World world(scene);
@@ -109,65 +126,94 @@ UntangleReport solve(const ClothMesh& mesh, const Positions& start, const Positi
     world.set_positions(start);
   }
   world.detect();
-  std::size_t pairs = world.intersections().pairs.size();
-  if (&start == &reference) report.pairs_before = pairs;
+  const std::size_t start_pairs = world.intersections().pairs.size();
+  if (&start == &reference) report.pairs_before = start_pairs;
+
   // Each pipeline frame detects on its start (velocities are zero and there is no gravity, so
-  // its prediction leaves the positions as they are): that detection tells whether the state
-  // reached by the previous frame is already clean, and then that frame is undone. Once clean,
-  // a few more frames (no contour, so no untangling push) let the solver give back the stretch
-  // the pushes left, as long as the state stays clean.
-  Positions reached, clean;
-  bool relaxing = false, counted = true;
-  int relaxed = 0;
-  while (pairs > 0 || relaxing) {
-    if (!relaxing && report.iterations >= options.max_iterations) break;
+  // its prediction leaves the positions as they are): that detection tells the pairs of the
+  // state the previous frame reached. The first clean state is often only just clean, and
+  // stretched where the pushes went; the solve goes on for up to relax_iterations more frames
+  // without the pull (it leads back into the tangle) and returns the clean state of least
+  // strain, stopping early at one below relax_strain.
+  Positions reached = world.positions();
+  std::size_t reached_pairs = start_pairs;
+  Positions best_clean;
+  double best_strain = std::numeric_limits<double>::infinity();
+  int frames_since_clean = 0;
+  std::size_t fewest_pairs = start_pairs;
+  int stalled = 0;
+  double strength_scale = options.strength_scale;
+  while (reached_pairs > 0 || (report.iterations > 0 && !best_clean.empty())) {
+    if (best_clean.empty() ? report.iterations >= options.max_iterations
+                           : frames_since_clean >= options.relax_iterations) {
+      break;
+    }
     reached = world.positions();
     world.set_velocities(zero);
     world.step();
-    const std::size_t reached_pairs = world.stats().pairs;
-    // Relaxation frames may run past max_iterations; a progress bar is not shown beyond it.
-    if (report.iterations > 0 && progress &&
-        !progress(std::min(report.iterations, options.max_iterations), options.max_iterations,
-                  reached_pairs)) {
-      world.set_positions(reached);
+    reached_pairs = world.stats().pairs;
+    if (report.iterations == 0) {
+      ++report.iterations;
+      continue;  // the start: its pairs are known already
+    }
+    if (progress && !progress(std::min(report.iterations, options.max_iterations),
+                              options.max_iterations, reached_pairs)) {
       report.cancelled = true;
-      counted = true;
       break;
     }
-    if (relaxing && reached_pairs > 0) {
-      world.set_positions(clean);
-      --report.iterations;
-      break;
-    }
-    if (report.iterations > 0 && reached_pairs == 0) {
-      clean = reached;
-      relaxing = true;
-      if (relaxed >= options.relax_iterations ||
-          max_edge_strain(mesh, reference, reached) <= options.relax_strain) {
-        world.set_positions(reached);
-        counted = true;
-        break;
+    if (!best_clean.empty()) ++frames_since_clean;
+    if (reached_pairs == 0) {
+      const double strain = max_edge_strain(mesh, reference, reached);
+      if (best_clean.empty()) world.set_pull_stiffness(0);
+      if (strain < best_strain) {
+        best_clean = reached;
+        best_strain = strain;
       }
-      ++relaxed;
+      if (strain <= options.relax_strain) break;
+    }
+    if (reached_pairs < fewest_pairs) {
+      fewest_pairs = reached_pairs;
+      stalled = 0;
+    } else if (++stalled >= options.stall_iterations) {
+      stalled = 0;
+      Settings next = world.settings();
+      if (strength_scale < options.max_strength_scale) {
+        strength_scale = std::min(2 * strength_scale, options.max_strength_scale);
+      } else if (next.method == Method::kIcm && options.fall_back_to_ye) {
+        // ICM moves only the particles along a contour; a flap that went through another sheet
+        // is pulled back by the stretch behind it, and that can stall. Ye's rule for such
+        // (boundary) contours moves the flap itself, and is ICM for the others.
+        next.method = Method::kYe;
+        strength_scale = options.strength_scale;
+        ++report.method_switches;
+      }
+      next.response_strength = options.settings.response_strength * strength_scale;
+      world.set_settings(next);
     }
     ++report.iterations;
-    counted = false;
   }
-  // The count of the state returned: a frame that was undone had counted it already.
-  if (!counted) {
-    world.detect();
-    if (progress && !relaxing) {
-      progress(report.iterations, options.max_iterations, world.intersections().pairs.size());
+
+  std::size_t pairs = reached_pairs;
+  if (!best_clean.empty()) {
+    world.set_positions(best_clean);
+    pairs = 0;
+  } else if (report.cancelled) {
+    world.set_positions(reached);  // the last state whose pairs are known
+    report.contours_left = world.contours().count_by_type;
+  } else {
+    world.detect();  // the state the last frame reached
+    pairs = world.intersections().pairs.size();
+    report.contours_left = world.contours().count_by_type;
+    if (progress && report.iterations > 0) {
+      progress(report.iterations, options.max_iterations, pairs);
     }
   }
-  pairs = world.intersections().pairs.size();
   output = world.positions();
   for (const Vec3& x : output) {
     if (!x.allFinite()) throw std::logic_error("the untangler produced a non-finite position");
   }
 
   report.pairs_after = pairs;
-  report.contours_left = world.contours().count_by_type;
   double sum = 0;
   for (std::size_t v = 0; v < output.size(); ++v) {
     const double d = (output[v] - reference[v]).norm();

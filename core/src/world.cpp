@@ -15,6 +15,13 @@ namespace {
 // Below this many particles a loop runs on one thread: waking the team costs more.
 constexpr std::ptrdiff_t kParallelMinimum = 2048;
 
+void check_pull_stiffness(double stiffness) {
+  if (!std::isfinite(stiffness) || stiffness < 0 || stiffness > 1) {
+    throw std::invalid_argument("pull_stiffness must be in [0, 1], got " +
+                                std::to_string(stiffness));
+  }
+}
+
 // Tiny meshes run on one thread unless the caller asks for more: a team of threads waiting at
 // every barrier costs more than the work, and far more on a loaded machine.
 constexpr std::size_t kSerialBelowVertices = 500;
@@ -82,11 +89,7 @@ World::World(const Scene& scene)
       }
     }
   }
-  if (!std::isfinite(scene.pull_stiffness) || scene.pull_stiffness < 0 ||
-      scene.pull_stiffness > 1) {
-    throw std::invalid_argument("pull_stiffness must be in [0, 1], got " +
-                                std::to_string(scene.pull_stiffness));
-  }
+  check_pull_stiffness(scene.pull_stiffness);
   for (std::size_t s = 0; s < scene.spheres.size(); ++s) {
     const Sphere& sphere = scene.spheres[s];
     if (!sphere.center.allFinite() || !std::isfinite(sphere.radius) || !(sphere.radius > 0)) {
@@ -139,6 +142,11 @@ void World::set_velocities(const Positions& velocities) {
   for (std::size_t i = 0; i < velocities_.size(); ++i) {
     if (inverse_mass_[i] <= 0) velocities_[i] = Vec3::Zero();
   }
+}
+
+void World::set_pull_stiffness(double stiffness) {
+  check_pull_stiffness(stiffness);
+  pull_stiffness_ = stiffness;
 }
 
 void World::update_detection(const Positions& x) {

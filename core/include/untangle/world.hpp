@@ -63,6 +63,8 @@ class World {
   void set_settings(const Settings& settings);
   void set_positions(const Positions& positions);  // velocities are kept
   void set_velocities(const Positions& velocities);
+  // The soft pull toward the scene's pull targets, per frame in [0, 1] (std::invalid_argument).
+  void set_pull_stiffness(double stiffness);
 
   // Detect on the current positions without stepping (refit, intersections, contours).
   void detect();
