@@ -158,7 +158,10 @@ void Solver::project_proximity(const SolverInput& input, Positions& x, SolverOut
         distance = d.dot(n);
         weights = {1 - s, s, -(1 - t), -t};
       }
-      const double violation = distance - h;
+      // A pair found close may be crossed by the time it is projected (a crushed fold whose
+      // sliver triangles flip their normal): it is pushed back by the thickness at most, since a
+      // deeper push would throw the particle through further layers.
+      const double violation = std::max(distance - h, -h);
       if (violation >= 0) continue;
       double denominator = 0;
       for (int i = 0; i < 4; ++i) denominator += w[p[i]] * weights[i] * weights[i];

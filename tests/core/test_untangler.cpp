@@ -177,9 +177,9 @@ TEST(Untangler, CornerPokingThroughAnotherSheetReachesZero) {
   expect_resolved(c, report, output);
 }
 
-// A deep open contour made ICM alone stall for some thicknesses and not others (a stalled solve
-// ended with more pairs than it started with): the stall ladder (stronger push, then Ye's rule
-// for the flap) must clear it whatever the thickness, and ICM alone must not be what did it.
+// A deep open contour made the untangler stall for some thicknesses and not others (ending with
+// more pairs than it started with): with the stall ladder (stronger push, then Ye's rule for
+// the flap) it must clear it whatever the thickness, within 5 % strain.
 TEST(Untangler, TiltedSheetThroughAFlatOneReachesZeroForEveryThickness) {
   const Case c(tilted_sheet_through_flat_one());
   for (double thickness : {0.0098, 0.0099, 0.01, 0.0101, 0.0102}) {
@@ -192,19 +192,22 @@ TEST(Untangler, TiltedSheetThroughAFlatOneReachesZeroForEveryThickness) {
   }
 }
 
+// A push too weak to move anything stalls: ICM then goes on with Ye's rule (once), and not
+// when the fallback is off or the method is not ICM.
 TEST(Untangler, StalledIcmGoesOnWithYeOnlyWhenAllowed) {
   const Case c(tilted_sheet_through_flat_one());
   UntangleOptions options = default_options();
-  options.settings.thickness = 0.0099;
-  options.max_iterations = 120;
-  Positions with_fallback, without_fallback;
-  const UntangleReport switched = untangle(c.mesh, c.input, nullptr, options, with_fallback);
+  options.settings.response_strength = 1e-9;
+  options.max_strength_scale = options.strength_scale;
+  options.stall_iterations = 4;
+  options.max_iterations = 20;
+  Positions output;
+  EXPECT_EQ(untangle(c.mesh, c.input, nullptr, options, output).method_switches, 1);
   options.fall_back_to_ye = false;
-  const UntangleReport icm_only = untangle(c.mesh, c.input, nullptr, options, without_fallback);
-  EXPECT_EQ(switched.method_switches, 1);
-  EXPECT_EQ(brute_force_pairs(c.mesh, with_fallback), 0u);
-  EXPECT_EQ(icm_only.method_switches, 0);
-  EXPECT_GT(brute_force_pairs(c.mesh, without_fallback), 0u);
+  EXPECT_EQ(untangle(c.mesh, c.input, nullptr, options, output).method_switches, 0);
+  options.fall_back_to_ye = true;
+  options.settings.method = Method::kKikuchi;
+  EXPECT_EQ(untangle(c.mesh, c.input, nullptr, options, output).method_switches, 0);
 }
 
 TEST(Untangler, PinnedParticlesNeverMove) {
