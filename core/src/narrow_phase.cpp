@@ -44,6 +44,31 @@ struct Block {
   std::size_t tested = 0;
 };
 
+// What the candidate tests read of a triangle this frame, computed once per triangle and packed
+// in one record, so that a candidate pair reads two records instead of five scattered arrays.
+struct TriangleFrame {
+  std::array<Vec3, 3> corners;
+  Vec3 normal;  // (b - a) x (c - a), unnormalised
+  Vec3 low, high;
+  double size;  // the box's largest extent
+  std::array<Index, 3> vertices;
+  bool detectable;
+};
+
+TriangleFrame triangle_frame(const ClothMesh& mesh, const Positions& x, Index t) {
+  const auto& v = mesh.triangles[t];
+  const Vec3 &a = x[v[0]], &b = x[v[1]], &c = x[v[2]];
+  TriangleFrame f{{a, b, c},
+                  (b - a).cross(c - a),
+                  a.cwiseMin(b).cwiseMin(c),
+                  a.cwiseMax(b).cwiseMax(c),
+                  0,
+                  v,
+                  mesh.triangle_detectable[t] != 0};
+  f.size = (f.high - f.low).maxCoeff();
+  return f;
+}
+
 bool share_vertex(const std::array<Index, 3>& a, const std::array<Index, 3>& b) {
   for (Index u : a) {
     if (u == b[0] || u == b[1] || u == b[2]) return true;
@@ -51,74 +76,67 @@ bool share_vertex(const std::array<Index, 3>& a, const std::array<Index, 3>& b) 
   return false;
 }
 
-// What the candidate test needs of a triangle this frame, computed once per triangle instead of
-// once per candidate pair: the unnormalised normal (b - a) x (c - a), exactly as the side test
-// computed it before, and the bounding box.
-struct TriangleFrame {
-  Vec3 normal;
-  Vec3 low, high;
-};
-
-TriangleFrame triangle_frame(const Vec3& a, const Vec3& b, const Vec3& c) {
-  return {(b - a).cross(c - a), a.cwiseMin(b).cwiseMin(c), a.cwiseMax(b).cwiseMax(c)};
-}
-
 // Boxes apart by more than a hit's tolerance reach: no edge of one can meet the other, not even
 // as a dropped hit (those lie within kHitTolerance of the triangle, relative to its size).
 bool boxes_apart(const TriangleFrame& p, const TriangleFrame& q) {
-  const double reach = kBoxMargin * ((p.high - p.low).maxCoeff() + (q.high - q.low).maxCoeff());
+  const double reach = kBoxMargin * (p.size + q.size);
   return ((p.low.array() > q.high.array() + reach) || (q.low.array() > p.high.array() + reach))
       .any();
 }
 
-// Every corner of `other` strictly on one side of the plane through `origin` with normal n,
+// Every corner of `other` strictly on one side of the plane of `plane` (through its corner 0),
 // with a margin.
-bool clearly_one_side(const Vec3& origin, const Vec3& n, const Vec3* other) {
+bool clearly_one_side(const TriangleFrame& plane, const TriangleFrame& other) {
+  const Vec3& origin = plane.corners[0];
   double d[3];
   double reach2 = 0;
   for (int i = 0; i < 3; ++i) {
-    const Vec3 r = other[i] - origin;
-    d[i] = n.dot(r);
+    const Vec3 r = other.corners[i] - origin;
+    d[i] = plane.normal.dot(r);
     reach2 = std::max(reach2, r.squaredNorm());
   }
   const bool same_sign = (d[0] > 0 && d[1] > 0 && d[2] > 0) || (d[0] < 0 && d[1] < 0 && d[2] < 0);
   if (!same_sign) return false;
   const double closest = std::min({std::abs(d[0]), std::abs(d[1]), std::abs(d[2])});
-  return closest * closest > kSeparationTolerance * kSeparationTolerance * n.squaredNorm() * reach2;
+  return closest * closest >
+         kSeparationTolerance * kSeparationTolerance * plane.normal.squaredNorm() * reach2;
 }
 
-void test_triangle_pair(const ClothMesh& mesh, const Positions& x,
-                        const std::vector<TriangleFrame>& frames, Index ta, Index tb,
-                        Block& block) {
-  if (boxes_apart(frames[ta], frames[tb])) return;
-  const auto& ca = mesh.triangles[ta];
-  const auto& cb = mesh.triangles[tb];
-  const Vec3 pa[3] = {x[ca[0]], x[ca[1]], x[ca[2]]};
-  const Vec3 pb[3] = {x[cb[0]], x[cb[1]], x[cb[2]]};
+// The three edges of `owner` (ClothMesh::triangle_edges[owner_index]) against `target`.
+void edges_against(const ClothMesh& mesh, Index owner_index, const TriangleFrame& owner,
+                   Index target_index, const TriangleFrame& target, Block& block) {
+  const auto& pt = target.corners;
+  for (int k = 0; k < 3; ++k) {
+    // Edge k joins corners k and k + 1; its canonical order (lower vertex first) makes the
+    // result bit-identical whichever of its triangles it is tested from.
+    int i = k, j = (k + 1) % 3;
+    if (owner.vertices[i] > owner.vertices[j]) std::swap(i, j);
+    Hit hit;
+    const EdgeTriangleResult r =
+        intersect_edge_triangle(owner.corners[i], owner.corners[j], pt[0], pt[1], pt[2], hit);
+    if (r == EdgeTriangleResult::kNone) continue;
+    const Index e = mesh.triangle_edges[owner_index][k];
+    if (r == EdgeTriangleResult::kHit) {
+      hit.edge = e;
+      hit.triangle = target_index;
+      block.hits.push_back({hit_key(e, target_index), hit});
+    } else {
+      block.dropped.push_back(hit_key(e, target_index));
+    }
+  }
+}
+
+void test_triangle_pair(const ClothMesh& mesh, const std::vector<TriangleFrame>& frames, Index ta,
+                        Index tb, Block& block) {
+  const TriangleFrame& fa = frames[ta];
+  const TriangleFrame& fb = frames[tb];
+  if (boxes_apart(fa, fb)) return;
   // Both directions are needed: a side test of A against B's plane says nothing about the
   // edges of B once A reaches that plane.
-  if (clearly_one_side(pb[0], frames[tb].normal, pa) ||
-      clearly_one_side(pa[0], frames[ta].normal, pb)) {
-    return;
-  }
+  if (clearly_one_side(fb, fa) || clearly_one_side(fa, fb)) return;
   const std::uint32_t first = static_cast<std::uint32_t>(block.hits.size());
-  auto edges_against = [&](Index edge_owner, Index target, const Vec3* pt) {
-    for (Index e : mesh.triangle_edges[edge_owner]) {
-      const auto& ev = mesh.edges[e].vertices;  // canonical order: bit-identical from both sides
-      Hit hit;
-      const EdgeTriangleResult r =
-          intersect_edge_triangle(x[ev[0]], x[ev[1]], pt[0], pt[1], pt[2], hit);
-      if (r == EdgeTriangleResult::kHit) {
-        hit.edge = e;
-        hit.triangle = target;
-        block.hits.push_back({hit_key(e, target), hit});
-      } else if (r == EdgeTriangleResult::kDropped) {
-        block.dropped.push_back(hit_key(e, target));
-      }
-    }
-  };
-  edges_against(ta, tb, pb);
-  edges_against(tb, ta, pa);
+  edges_against(mesh, ta, fa, tb, fb, block);
+  edges_against(mesh, tb, fb, ta, fa, block);
   const auto count = static_cast<std::uint32_t>(block.hits.size()) - first;
   if (count > 0) block.pairs.push_back({std::min(ta, tb), std::max(ta, tb), first, count});
 }
@@ -178,8 +196,7 @@ Intersections find_intersections(const ClothMesh& mesh, const Bvh& bvh, const Po
   const auto triangle_count = static_cast<std::ptrdiff_t>(mesh.triangles.size());
 #pragma omp parallel for schedule(static)
   for (std::ptrdiff_t t = 0; t < triangle_count; ++t) {
-    const auto& c = mesh.triangles[t];
-    frames[t] = triangle_frame(positions[c[0]], positions[c[1]], positions[c[2]]);
+    frames[t] = triangle_frame(mesh, positions, static_cast<Index>(t));
   }
 
   const auto& leaf_pairs = candidates.leaf_pairs;
@@ -193,12 +210,12 @@ Intersections find_intersections(const ClothMesh& mesh, const Bvh& bvh, const Po
       const Leaf& la = mesh.leaves[leaf_pairs[i][0]];
       const Leaf& lb = mesh.leaves[leaf_pairs[i][1]];
       for (Index ta : la) {
-        if (ta == kNoIndex || !mesh.triangle_detectable[ta]) continue;
+        if (ta == kNoIndex || !frames[ta].detectable) continue;
         for (Index tb : lb) {
-          if (tb == kNoIndex || !mesh.triangle_detectable[tb]) continue;
-          if (share_vertex(mesh.triangles[ta], mesh.triangles[tb])) continue;
+          if (tb == kNoIndex || !frames[tb].detectable) continue;
+          if (share_vertex(frames[ta].vertices, frames[tb].vertices)) continue;
           ++block.tested;
-          test_triangle_pair(mesh, positions, frames, ta, tb, block);
+          test_triangle_pair(mesh, frames, ta, tb, block);
         }
       }
     }
