@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 
@@ -48,9 +49,9 @@ struct Block {
 // in one record, so that a candidate pair reads two records instead of five scattered arrays.
 struct TriangleFrame {
   std::array<Vec3, 3> corners;
-  Vec3 normal;  // (b - a) x (c - a), unnormalised
-  Vec3 low, high;
-  double size;  // the box's largest extent
+  Vec3 normal;            // (b - a) x (c - a), unnormalised
+  Vec3 low, high;         // the box, grown by kBoxMargin times its largest extent
+  double side_tolerance;  // kSeparationTolerance^2 |normal|^2, the margin of the side test
   std::array<Index, 3> vertices;
   bool detectable;
 };
@@ -65,8 +66,30 @@ TriangleFrame triangle_frame(const ClothMesh& mesh, const Positions& x, Index t)
                   0,
                   v,
                   mesh.triangle_detectable[t] != 0};
-  f.size = (f.high - f.low).maxCoeff();
+  const double margin = kBoxMargin * (f.high - f.low).maxCoeff();
+  f.low.array() -= margin;
+  f.high.array() += margin;
+  f.side_tolerance = kSeparationTolerance * kSeparationTolerance * f.normal.squaredNorm();
   return f;
+}
+
+// Sorted by (bucket, then less within a bucket) with a counting sort over the buckets: linear
+// for keys whose first part is a dense index (an edge, a triangle) and buckets of a few items.
+template <class T, class BucketOf, class Less>
+std::vector<T> bucket_sort(const std::vector<T>& items, std::size_t bucket_count,
+                           BucketOf bucket_of, Less less) {
+  std::vector<std::uint32_t> begin(bucket_count + 1, 0);
+  for (const T& item : items) ++begin[bucket_of(item) + 1];
+  for (std::size_t b = 0; b < bucket_count; ++b) begin[b + 1] += begin[b];
+  std::vector<T> sorted(items.size());
+  std::vector<std::uint32_t> fill(begin.begin(), begin.end() - 1);
+  for (const T& item : items) sorted[fill[bucket_of(item)]++] = item;
+  for (std::size_t b = 0; b < bucket_count; ++b) {
+    if (begin[b + 1] - begin[b] > 1) {
+      std::sort(sorted.begin() + begin[b], sorted.begin() + begin[b + 1], less);
+    }
+  }
+  return sorted;
 }
 
 bool share_vertex(const std::array<Index, 3>& a, const std::array<Index, 3>& b) {
@@ -79,14 +102,17 @@ bool share_vertex(const std::array<Index, 3>& a, const std::array<Index, 3>& b) 
 // Boxes apart by more than a hit's tolerance reach: no edge of one can meet the other, not even
 // as a dropped hit (those lie within kHitTolerance of the triangle, relative to its size).
 bool boxes_apart(const TriangleFrame& p, const TriangleFrame& q) {
-  const double reach = kBoxMargin * (p.size + q.size);
-  return ((p.low.array() > q.high.array() + reach) || (q.low.array() > p.high.array() + reach))
-      .any();
+  for (int k = 0; k < 3; ++k) {
+    if (p.low[k] > q.high[k] || q.low[k] > p.high[k]) return true;
+  }
+  return false;
 }
 
-// Every corner of `other` strictly on one side of the plane of `plane` (through its corner 0),
-// with a margin.
-bool clearly_one_side(const TriangleFrame& plane, const TriangleFrame& other) {
+// The corners of `other` seen from the plane of `plane` (through its corner 0): +1 or -1 for a
+// corner clearly on that side, by a margin far above rounding and far beyond kHitTolerance's
+// reach, else 0. An edge with both ends clearly on one side cannot cross the plane, not even as
+// a dropped hit; a triangle with its three corners there cannot either.
+std::array<int, 3> corner_sides(const TriangleFrame& plane, const TriangleFrame& other) {
   const Vec3& origin = plane.corners[0];
   double d[3];
   double reach2 = 0;
@@ -95,21 +121,29 @@ bool clearly_one_side(const TriangleFrame& plane, const TriangleFrame& other) {
     d[i] = plane.normal.dot(r);
     reach2 = std::max(reach2, r.squaredNorm());
   }
-  const bool same_sign = (d[0] > 0 && d[1] > 0 && d[2] > 0) || (d[0] < 0 && d[1] < 0 && d[2] < 0);
-  if (!same_sign) return false;
-  const double closest = std::min({std::abs(d[0]), std::abs(d[1]), std::abs(d[2])});
-  return closest * closest >
-         kSeparationTolerance * kSeparationTolerance * plane.normal.squaredNorm() * reach2;
+  const double margin2 = plane.side_tolerance * reach2;
+  std::array<int, 3> sides;
+  for (int i = 0; i < 3; ++i) {
+    sides[i] = d[i] * d[i] > margin2 ? (d[i] > 0 ? 1 : -1) : 0;
+  }
+  return sides;
 }
 
-// The three edges of `owner` (ClothMesh::triangle_edges[owner_index]) against `target`.
+bool all_on_one_side(const std::array<int, 3>& sides) {
+  return sides[0] != 0 && sides[0] == sides[1] && sides[0] == sides[2];
+}
+
+// The three edges of `owner` (ClothMesh::triangle_edges[owner_index]) against `target`, but for
+// those with both ends clearly on one side of the target's plane (`sides`, from corner_sides).
 void edges_against(const ClothMesh& mesh, Index owner_index, const TriangleFrame& owner,
-                   Index target_index, const TriangleFrame& target, Block& block) {
+                   const std::array<int, 3>& sides, Index target_index, const TriangleFrame& target,
+                   Block& block) {
   const auto& pt = target.corners;
   for (int k = 0; k < 3; ++k) {
     // Edge k joins corners k and k + 1; its canonical order (lower vertex first) makes the
     // result bit-identical whichever of its triangles it is tested from.
     int i = k, j = (k + 1) % 3;
+    if (sides[i] != 0 && sides[i] == sides[j]) continue;
     if (owner.vertices[i] > owner.vertices[j]) std::swap(i, j);
     Hit hit;
     const EdgeTriangleResult r =
@@ -133,10 +167,13 @@ void test_triangle_pair(const ClothMesh& mesh, const std::vector<TriangleFrame>&
   if (boxes_apart(fa, fb)) return;
   // Both directions are needed: a side test of A against B's plane says nothing about the
   // edges of B once A reaches that plane.
-  if (clearly_one_side(fb, fa) || clearly_one_side(fa, fb)) return;
+  const std::array<int, 3> a_sides = corner_sides(fb, fa);
+  if (all_on_one_side(a_sides)) return;
+  const std::array<int, 3> b_sides = corner_sides(fa, fb);
+  if (all_on_one_side(b_sides)) return;
   const std::uint32_t first = static_cast<std::uint32_t>(block.hits.size());
-  edges_against(mesh, ta, fa, tb, fb, block);
-  edges_against(mesh, tb, fb, ta, fa, block);
+  edges_against(mesh, ta, fa, a_sides, tb, fb, block);
+  edges_against(mesh, tb, fb, b_sides, ta, fa, block);
   const auto count = static_cast<std::uint32_t>(block.hits.size()) - first;
   if (count > 0) block.pairs.push_back({std::min(ta, tb), std::max(ta, tb), first, count});
 }
@@ -221,29 +258,28 @@ Intersections find_intersections(const ClothMesh& mesh, const Bvh& bvh, const Po
     }
   }
 
-  // Gather in block order; raw hit offsets become global.
-  std::vector<RawHit> raw;
-  std::vector<PairRecord> records;
-  std::vector<std::uint64_t> dropped;
-  {
-    std::size_t hit_total = 0, pair_total = 0, dropped_total = 0;
-    for (const Block& block : blocks) {
-      hit_total += block.hits.size();
-      pair_total += block.pairs.size();
-      dropped_total += block.dropped.size();
-      out.candidate_pairs += block.tested;
-    }
-    raw.reserve(hit_total);
-    records.reserve(pair_total);
-    dropped.reserve(dropped_total);
-    for (const Block& block : blocks) {
-      const auto offset = static_cast<std::uint32_t>(raw.size());
-      raw.insert(raw.end(), block.hits.begin(), block.hits.end());
-      for (PairRecord r : block.pairs) {
-        r.first += offset;
-        records.push_back(r);
-      }
-      dropped.insert(dropped.end(), block.dropped.begin(), block.dropped.end());
+  // Gather in block order (each block copied in parallel to its offset); raw hit offsets
+  // become global.
+  std::vector<std::size_t> hit_offset(block_count + 1, 0), pair_offset(block_count + 1, 0),
+      dropped_offset(block_count + 1, 0);
+  for (std::size_t bi = 0; bi < block_count; ++bi) {
+    hit_offset[bi + 1] = hit_offset[bi] + blocks[bi].hits.size();
+    pair_offset[bi + 1] = pair_offset[bi] + blocks[bi].pairs.size();
+    dropped_offset[bi + 1] = dropped_offset[bi] + blocks[bi].dropped.size();
+    out.candidate_pairs += blocks[bi].tested;
+  }
+  std::vector<RawHit> raw(hit_offset.back());
+  std::vector<PairRecord> records(pair_offset.back());
+  std::vector<std::uint64_t> dropped(dropped_offset.back());
+#pragma omp parallel for schedule(dynamic, 16)
+  for (std::size_t bi = 0; bi < block_count; ++bi) {
+    const Block& block = blocks[bi];
+    std::copy(block.hits.begin(), block.hits.end(), raw.begin() + hit_offset[bi]);
+    std::copy(block.dropped.begin(), block.dropped.end(), dropped.begin() + dropped_offset[bi]);
+    for (std::size_t k = 0; k < block.pairs.size(); ++k) {
+      PairRecord r = block.pairs[k];
+      r.first += static_cast<std::uint32_t>(hit_offset[bi]);
+      records[pair_offset[bi] + k] = r;
     }
   }
   std::sort(dropped.begin(), dropped.end());
@@ -251,11 +287,13 @@ Intersections find_intersections(const ClothMesh& mesh, const Bvh& bvh, const Po
       static_cast<std::size_t>(std::unique(dropped.begin(), dropped.end()) - dropped.begin());
 
   // One hit per (edge, triangle): both copies are bit-identical, so keep the first.
-  std::vector<std::pair<std::uint64_t, std::uint32_t>> order(raw.size());
+  using KeyIndex = std::pair<std::uint64_t, std::uint32_t>;
+  std::vector<KeyIndex> by_key(raw.size());
   for (std::size_t i = 0; i < raw.size(); ++i) {
-    order[i] = {raw[i].key, static_cast<std::uint32_t>(i)};
+    by_key[i] = {raw[i].key, static_cast<std::uint32_t>(i)};
   }
-  std::sort(order.begin(), order.end());
+  const std::vector<KeyIndex> order = bucket_sort(
+      by_key, mesh.edges.size(), [](const KeyIndex& k) { return k.first >> 32; }, std::less<>());
   std::vector<std::uint64_t> keys;
   keys.reserve(order.size());
   for (const auto& [key, index] : order) {
@@ -265,9 +303,9 @@ Intersections find_intersections(const ClothMesh& mesh, const Bvh& bvh, const Po
     }
   }
 
-  std::sort(records.begin(), records.end(), [](const PairRecord& x, const PairRecord& y) {
-    return x.a < y.a || (x.a == y.a && x.b < y.b);
-  });
+  records = bucket_sort(
+      records, mesh.triangles.size(), [](const PairRecord& r) { return r.a; },
+      [](const PairRecord& x, const PairRecord& y) { return x.b < y.b; });
   out.pairs.resize(records.size());
   std::vector<std::uint8_t> is_segment(records.size(), 0);
   std::vector<std::array<Index, 2>> segment_hits(records.size());
