@@ -3,6 +3,7 @@
 // The diagonal axes are normalised, so every slab is measured in world distance.
 #pragma once
 
+#include <algorithm>
 #include <array>
 
 #if defined(__SSE2__)
@@ -24,7 +25,7 @@ struct Kdop18 {
   // The unit direction of axis k.
   static Vec3 axis(int k);
 
-  void add(const Vec3& p);
+  void add(const Vec3& p);  // inline below: the refit's inner loop
   void merge(const Kdop18& other);
   void inflate(double distance);             // grows every slab by distance (in world units)
   bool overlaps(const Kdop18& other) const;  // inline below: the traversal's inner test
@@ -33,6 +34,28 @@ struct Kdop18 {
   // The 8 corners of the axis-aligned part (axes 0-2), for drawing.
   std::array<Vec3, 8> box_corners() const;
 };
+
+inline std::array<double, Kdop18::kAxes> Kdop18::project(const Vec3& p) {
+  constexpr double kInvSqrt2 = 0.70710678118654752440;
+  const double x = p.x(), y = p.y(), z = p.z();
+  return {x,
+          y,
+          z,
+          (x + y) * kInvSqrt2,
+          (x - y) * kInvSqrt2,
+          (x + z) * kInvSqrt2,
+          (x - z) * kInvSqrt2,
+          (y + z) * kInvSqrt2,
+          (y - z) * kInvSqrt2};
+}
+
+inline void Kdop18::add(const Vec3& p) {
+  const auto d = project(p);
+  for (int k = 0; k < kAxes; ++k) {
+    min[k] = std::min(min[k], d[k]);
+    max[k] = std::max(max[k], d[k]);
+  }
+}
 
 inline bool Kdop18::overlaps(const Kdop18& other) const {
 #if defined(__SSE2__)
