@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <stdexcept>
@@ -22,6 +23,11 @@ constexpr std::size_t kBlockSize = 256;
 constexpr double kSeparationTolerance = 1e-8;
 // Relative margin of the box test: far above kHitTolerance, so it never rejects a (dropped) hit.
 constexpr double kBoxMargin = 1e-6;
+// Margin of the quick side test, relative to the two boxes' largest extents. Points of two
+// boxes that pass the box test are within sqrt(3) times that sum of each other, so this is more
+// than five times the margin of the exact side test (kSeparationTolerance times the largest
+// distance from the plane's origin corner).
+constexpr double kSphereMargin = 1e-7;
 
 std::uint64_t hit_key(Index edge, Index triangle) {
   return (static_cast<std::uint64_t>(edge) << 32) | triangle;
@@ -54,22 +60,32 @@ struct TriangleFrame {
   double side_tolerance;  // kSeparationTolerance^2 |normal|^2, the margin of the side test
   std::array<Index, 3> vertices;
   bool detectable;
+  // A ball around the corners and the unit normal (zero without area), for the quick side test.
+  Vec3 centre, unit_normal;
+  double radius;
+  double sphere_margin;  // kSphereMargin times the box's largest extent
 };
 
 TriangleFrame triangle_frame(const ClothMesh& mesh, const Positions& x, Index t) {
   const auto& v = mesh.triangles[t];
   const Vec3 &a = x[v[0]], &b = x[v[1]], &c = x[v[2]];
-  TriangleFrame f{{a, b, c},
-                  (b - a).cross(c - a),
-                  a.cwiseMin(b).cwiseMin(c),
-                  a.cwiseMax(b).cwiseMax(c),
-                  0,
-                  v,
-                  mesh.triangle_detectable[t] != 0};
-  const double margin = kBoxMargin * (f.high - f.low).maxCoeff();
-  f.low.array() -= margin;
-  f.high.array() += margin;
+  TriangleFrame f;
+  f.corners = {a, b, c};
+  f.normal = (b - a).cross(c - a);
+  f.low = a.cwiseMin(b).cwiseMin(c);
+  f.high = a.cwiseMax(b).cwiseMax(c);
+  const double extent = (f.high - f.low).maxCoeff();
+  f.low.array() -= kBoxMargin * extent;
+  f.high.array() += kBoxMargin * extent;
   f.side_tolerance = kSeparationTolerance * kSeparationTolerance * f.normal.squaredNorm();
+  f.vertices = v;
+  f.detectable = mesh.triangle_detectable[t] != 0;
+  f.centre = (a + b + c) / 3;
+  const double normal_length = f.normal.norm();
+  f.unit_normal = normal_length > 0 ? Vec3(f.normal / normal_length) : Vec3::Zero();
+  f.radius = std::sqrt(std::max(
+      {(a - f.centre).squaredNorm(), (b - f.centre).squaredNorm(), (c - f.centre).squaredNorm()}));
+  f.sphere_margin = kSphereMargin * extent;
   return f;
 }
 
@@ -106,6 +122,13 @@ bool boxes_apart(const TriangleFrame& p, const TriangleFrame& q) {
     if (p.low[k] > q.high[k] || q.low[k] > p.high[k]) return true;
   }
   return false;
+}
+
+// The quick side test: the ball around `other` clearly on one side of the plane of `plane`, so
+// every corner is too, by more than corner_sides' margin (it would say all_on_one_side).
+bool ball_on_one_side(const TriangleFrame& plane, const TriangleFrame& other) {
+  const double distance = std::abs(plane.unit_normal.dot(other.centre - plane.corners[0]));
+  return distance - other.radius > plane.sphere_margin + other.sphere_margin;
 }
 
 // The corners of `other` seen from the plane of `plane` (through its corner 0): +1 or -1 for a
@@ -165,6 +188,7 @@ void test_triangle_pair(const ClothMesh& mesh, const std::vector<TriangleFrame>&
   const TriangleFrame& fa = frames[ta];
   const TriangleFrame& fb = frames[tb];
   if (boxes_apart(fa, fb)) return;
+  if (ball_on_one_side(fb, fa) || ball_on_one_side(fa, fb)) return;
   // Both directions are needed: a side test of A against B's plane says nothing about the
   // edges of B once A reaches that plane.
   const std::array<int, 3> a_sides = corner_sides(fb, fa);
