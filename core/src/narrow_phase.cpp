@@ -156,63 +156,17 @@ bool all_on_one_side(const std::array<int, 3>& sides) {
   return sides[0] != 0 && sides[0] == sides[1] && sides[0] == sides[2];
 }
 
-// The three edges of `owner` (ClothMesh::triangle_edges[owner_index]) against `target`, but for
-// those with both ends clearly on one side of the target's plane (`sides`, from corner_sides).
-void edges_against(const ClothMesh& mesh, Index owner_index, const TriangleFrame& owner,
-                   const std::array<int, 3>& sides, Index target_index, const TriangleFrame& target,
-                   Block& block) {
-  const auto& pt = target.corners;
-  for (int k = 0; k < 3; ++k) {
-    // Edge k joins corners k and k + 1; its canonical order (lower vertex first) makes the
-    // result bit-identical whichever of its triangles it is tested from.
-    int i = k, j = (k + 1) % 3;
-    if (sides[i] != 0 && sides[i] == sides[j]) continue;
-    if (owner.vertices[i] > owner.vertices[j]) std::swap(i, j);
-    Hit hit;
-    const EdgeTriangleResult r =
-        intersect_edge_triangle(owner.corners[i], owner.corners[j], pt[0], pt[1], pt[2], hit);
-    if (r == EdgeTriangleResult::kNone) continue;
-    const Index e = mesh.triangle_edges[owner_index][k];
-    if (r == EdgeTriangleResult::kHit) {
-      hit.edge = e;
-      hit.triangle = target_index;
-      block.hits.push_back({hit_key(e, target_index), hit});
-    } else {
-      block.dropped.push_back(hit_key(e, target_index));
-    }
-  }
-}
-
-void test_triangle_pair(const ClothMesh& mesh, const std::vector<TriangleFrame>& frames, Index ta,
-                        Index tb, Block& block) {
-  const TriangleFrame& fa = frames[ta];
-  const TriangleFrame& fb = frames[tb];
-  if (boxes_apart(fa, fb)) return;
-  if (ball_on_one_side(fb, fa) || ball_on_one_side(fa, fb)) return;
-  // Both directions are needed: a side test of A against B's plane says nothing about the
-  // edges of B once A reaches that plane.
-  const std::array<int, 3> a_sides = corner_sides(fb, fa);
-  if (all_on_one_side(a_sides)) return;
-  const std::array<int, 3> b_sides = corner_sides(fa, fb);
-  if (all_on_one_side(b_sides)) return;
-  const std::uint32_t first = static_cast<std::uint32_t>(block.hits.size());
-  edges_against(mesh, ta, fa, a_sides, tb, fb, block);
-  edges_against(mesh, tb, fb, b_sides, ta, fa, block);
-  const auto count = static_cast<std::uint32_t>(block.hits.size()) - first;
-  if (count > 0) block.pairs.push_back({std::min(ta, tb), std::max(ta, tb), first, count});
-}
-
-}  // namespace
-
-EdgeTriangleResult intersect_edge_triangle(const Vec3& p0, const Vec3& p1, const Vec3& a,
-                                           const Vec3& b, const Vec3& c, Hit& hit) {
+// intersect_edge_triangle with |(b - a) x (c - a)|^2 given: the narrow phase has it per triangle
+// and frame (the same expression, so the same bits).
+EdgeTriangleResult moller_trumbore(const Vec3& p0, const Vec3& p1, const Vec3& a, const Vec3& b,
+                                   const Vec3& c, double normal_squared, Hit& hit) {
   const Vec3 dir = p1 - p0;
   const Vec3 e1 = b - a;
   const Vec3 e2 = c - a;
   const Vec3 pvec = dir.cross(e2);
   const double det = e1.dot(pvec);
   // det = dir . (e1 x e2): compare with |dir| |e1 x e2| for the sine of the edge-plane angle.
-  const double plane_scale = dir.squaredNorm() * e1.cross(e2).squaredNorm();
+  const double plane_scale = dir.squaredNorm() * normal_squared;
   if (!(det * det > kParallelTolerance * kParallelTolerance * plane_scale)) {
     return EdgeTriangleResult::kNone;
   }
@@ -234,6 +188,59 @@ EdgeTriangleResult intersect_edge_triangle(const Vec3& p0, const Vec3& p1, const
   hit.point = p0 + t * dir;
   hit.barycentric = Vec3(w, u, v);
   return EdgeTriangleResult::kHit;
+}
+
+// The three edges of `owner` (ClothMesh::triangle_edges[owner_index]) against `target`, but for
+// those with both ends clearly on one side of the target's plane (`sides`, from corner_sides).
+void edges_against(const ClothMesh& mesh, Index owner_index, const TriangleFrame& owner,
+                   const std::array<int, 3>& sides, Index target_index, const TriangleFrame& target,
+                   Block& block) {
+  const auto& pt = target.corners;
+  const double normal_squared = target.normal.squaredNorm();
+  for (int k = 0; k < 3; ++k) {
+    // Edge k joins corners k and k + 1; its canonical order (lower vertex first) makes the
+    // result bit-identical whichever of its triangles it is tested from.
+    int i = k, j = (k + 1) % 3;
+    if (sides[i] != 0 && sides[i] == sides[j]) continue;
+    if (owner.vertices[i] > owner.vertices[j]) std::swap(i, j);
+    Hit hit;
+    const EdgeTriangleResult r = moller_trumbore(owner.corners[i], owner.corners[j], pt[0], pt[1],
+                                                 pt[2], normal_squared, hit);
+    if (r == EdgeTriangleResult::kNone) continue;
+    const Index e = mesh.triangle_edges[owner_index][k];
+    if (r == EdgeTriangleResult::kHit) {
+      hit.edge = e;
+      hit.triangle = target_index;
+      block.hits.push_back({hit_key(e, target_index), hit});
+    } else {
+      block.dropped.push_back(hit_key(e, target_index));
+    }
+  }
+}
+
+void test_triangle_pair(const ClothMesh& mesh, const std::vector<TriangleFrame>& frames, Index ta,
+                        Index tb, Block& block) {
+  const TriangleFrame& fa = frames[ta];
+  const TriangleFrame& fb = frames[tb];
+  if (ball_on_one_side(fb, fa) || ball_on_one_side(fa, fb)) return;
+  // Both directions are needed: a side test of A against B's plane says nothing about the
+  // edges of B once A reaches that plane.
+  const std::array<int, 3> a_sides = corner_sides(fb, fa);
+  if (all_on_one_side(a_sides)) return;
+  const std::array<int, 3> b_sides = corner_sides(fa, fb);
+  if (all_on_one_side(b_sides)) return;
+  const std::uint32_t first = static_cast<std::uint32_t>(block.hits.size());
+  edges_against(mesh, ta, fa, a_sides, tb, fb, block);
+  edges_against(mesh, tb, fb, b_sides, ta, fa, block);
+  const auto count = static_cast<std::uint32_t>(block.hits.size()) - first;
+  if (count > 0) block.pairs.push_back({std::min(ta, tb), std::max(ta, tb), first, count});
+}
+
+}  // namespace
+
+EdgeTriangleResult intersect_edge_triangle(const Vec3& p0, const Vec3& p1, const Vec3& a,
+                                           const Vec3& b, const Vec3& c, Hit& hit) {
+  return moller_trumbore(p0, p1, a, b, c, (b - a).cross(c - a).squaredNorm(), hit);
 }
 
 Intersections find_intersections(const ClothMesh& mesh, const Bvh& bvh, const Positions& positions,
@@ -274,9 +281,13 @@ Intersections find_intersections(const ClothMesh& mesh, const Bvh& bvh, const Po
         if (ta == kNoIndex || !frames[ta].detectable) continue;
         for (Index tb : lb) {
           if (tb == kNoIndex || !frames[tb].detectable) continue;
-          if (share_vertex(frames[ta].vertices, frames[tb].vertices)) continue;
+          // Triangles that share a vertex have it in both boxes, so they pass the box test:
+          // the cheaper box test comes first and the pairs it rejects count as tested.
+          if (!boxes_apart(frames[ta], frames[tb])) {
+            if (share_vertex(frames[ta].vertices, frames[tb].vertices)) continue;
+            test_triangle_pair(mesh, frames, ta, tb, block);
+          }
           ++block.tested;
-          test_triangle_pair(mesh, frames, ta, tb, block);
         }
       }
     }
