@@ -27,7 +27,7 @@ constexpr double kBoxMargin = 1e-6;
 // boxes that pass the box test are within sqrt(3) times that sum of each other, so this is more
 // than five times the margin of the exact side test (kSeparationTolerance times the largest
 // distance from the plane's origin corner).
-constexpr double kSphereMargin = 1e-7;
+constexpr double kBallMargin = 1e-7;
 
 std::uint64_t hit_key(Index edge, Index triangle) {
   return (static_cast<std::uint64_t>(edge) << 32) | triangle;
@@ -52,18 +52,20 @@ struct Block {
 };
 
 // What the candidate tests read of a triangle this frame, computed once per triangle and packed
-// in one record, so that a candidate pair reads two records instead of five scattered arrays.
+// in one record, in the order the tests use it, so that a candidate pair reads two records
+// instead of five scattered arrays.
 struct TriangleFrame {
-  std::array<Vec3, 3> corners;
-  Vec3 normal;            // (b - a) x (c - a), unnormalised
-  Vec3 low, high;         // the box, grown by kBoxMargin times its largest extent
-  double side_tolerance;  // kSeparationTolerance^2 |normal|^2, the margin of the side test
-  std::array<Index, 3> vertices;
   bool detectable;
-  // A ball around the corners and the unit normal (zero without area), for the quick side test.
+  std::array<Index, 3> vertices;
+  Vec3 low, high;  // the box, grown by kBoxMargin times its largest extent
+  // The quick side test: a ball around the corners, the unit normal (zero without area).
   Vec3 centre, unit_normal;
   double radius;
-  double sphere_margin;  // kSphereMargin times the box's largest extent
+  double ball_margin;  // kBallMargin times the box's largest extent
+  // The exact side test and Moller-Trumbore.
+  std::array<Vec3, 3> corners;
+  Vec3 normal;            // (b - a) x (c - a), unnormalised
+  double side_tolerance;  // kSeparationTolerance^2 |normal|^2, the margin of the side test
 };
 
 TriangleFrame triangle_frame(const ClothMesh& mesh, const Positions& x, Index t) {
@@ -85,7 +87,7 @@ TriangleFrame triangle_frame(const ClothMesh& mesh, const Positions& x, Index t)
   f.unit_normal = normal_length > 0 ? Vec3(f.normal / normal_length) : Vec3::Zero();
   f.radius = std::sqrt(std::max(
       {(a - f.centre).squaredNorm(), (b - f.centre).squaredNorm(), (c - f.centre).squaredNorm()}));
-  f.sphere_margin = kSphereMargin * extent;
+  f.ball_margin = kBallMargin * extent;
   return f;
 }
 
@@ -128,7 +130,7 @@ bool boxes_apart(const TriangleFrame& p, const TriangleFrame& q) {
 // every corner is too, by more than corner_sides' margin (it would say all_on_one_side).
 bool ball_on_one_side(const TriangleFrame& plane, const TriangleFrame& other) {
   const double distance = std::abs(plane.unit_normal.dot(other.centre - plane.corners[0]));
-  return distance - other.radius > plane.sphere_margin + other.sphere_margin;
+  return distance - other.radius > plane.ball_margin + other.ball_margin;
 }
 
 // The corners of `other` seen from the plane of `plane` (through its corner 0): +1 or -1 for a
