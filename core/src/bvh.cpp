@@ -392,15 +392,20 @@ void Bvh::find_disks() {
 void Bvh::refit_leaf(BvhNode& node, const Positions& positions, double inflation) const {
   const ClothMesh& mesh = *mesh_;
   node.volume = Kdop18();
-  bool first = true;
-  for (Index t : mesh.leaves[node.leaf]) {
-    if (t == kNoIndex) continue;
-    const auto& c = mesh.triangles[t];
-    for (Index v : c) node.volume.add(positions[v]);
-    const NormalCone cone =
-        NormalCone::from_triangle(positions[c[0]], positions[c[1]], positions[c[2]]);
-    node.cone = first ? cone : NormalCone::merge(node.cone, cone);
-    first = false;
+  const Leaf& leaf = mesh.leaves[node.leaf];
+  const auto& first = mesh.triangles[leaf[0]];
+  for (Index v : first) node.volume.add(positions[v]);
+  node.cone =
+      NormalCone::from_triangle(positions[first[0]], positions[first[1]], positions[first[2]]);
+  if (leaf[1] != kNoIndex) {
+    const auto& second = mesh.triangles[leaf[1]];
+    for (Index v : second) {
+      // The triangles of a quad share two corners: each vertex is added once.
+      if (v != first[0] && v != first[1] && v != first[2]) node.volume.add(positions[v]);
+    }
+    node.cone = NormalCone::merge(
+        node.cone, NormalCone::from_triangle(positions[second[0]], positions[second[1]],
+                                             positions[second[2]]));
   }
   node.volume.inflate(inflation);
 }

@@ -16,19 +16,6 @@ Kdop18::Kdop18() {
   max.fill(-kInf);
 }
 
-std::array<double, Kdop18::kAxes> Kdop18::project(const Vec3& p) {
-  const double x = p.x(), y = p.y(), z = p.z();
-  return {x,
-          y,
-          z,
-          (x + y) * kInvSqrt2,
-          (x - y) * kInvSqrt2,
-          (x + z) * kInvSqrt2,
-          (x - z) * kInvSqrt2,
-          (y + z) * kInvSqrt2,
-          (y - z) * kInvSqrt2};
-}
-
 Vec3 Kdop18::axis(int k) {
   static const std::array<Vec3, kAxes> kAxisDirections = {Vec3(1, 0, 0),
                                                           Vec3(0, 1, 0),
@@ -40,14 +27,6 @@ Vec3 Kdop18::axis(int k) {
                                                           Vec3(0, kInvSqrt2, kInvSqrt2),
                                                           Vec3(0, kInvSqrt2, -kInvSqrt2)};
   return kAxisDirections.at(static_cast<std::size_t>(k));
-}
-
-void Kdop18::add(const Vec3& p) {
-  const auto d = project(p);
-  for (int k = 0; k < kAxes; ++k) {
-    min[k] = std::min(min[k], d[k]);
-    max[k] = std::max(max[k], d[k]);
-  }
 }
 
 void Kdop18::merge(const Kdop18& other) {

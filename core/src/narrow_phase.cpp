@@ -3,7 +3,9 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 
@@ -21,6 +23,11 @@ constexpr std::size_t kBlockSize = 256;
 constexpr double kSeparationTolerance = 1e-8;
 // Relative margin of the box test: far above kHitTolerance, so it never rejects a (dropped) hit.
 constexpr double kBoxMargin = 1e-6;
+// Margin of the quick side test, relative to the two boxes' largest extents. Points of two
+// boxes that pass the box test are within sqrt(3) times that sum of each other, so this is more
+// than five times the margin of the exact side test (kSeparationTolerance times the largest
+// distance from the plane's origin corner).
+constexpr double kBallMargin = 1e-7;
 
 std::uint64_t hit_key(Index edge, Index triangle) {
   return (static_cast<std::uint64_t>(edge) << 32) | triangle;
@@ -44,6 +51,65 @@ struct Block {
   std::size_t tested = 0;
 };
 
+// What the candidate tests read of a triangle this frame, computed once per triangle and packed
+// in one record, in the order the tests use it, so that a candidate pair reads two records
+// instead of five scattered arrays.
+struct TriangleFrame {
+  bool detectable;
+  std::array<Index, 3> vertices;
+  Vec3 low, high;  // the box, grown by kBoxMargin times its largest extent
+  // The quick side test: a ball around the corners, the unit normal (zero without area).
+  Vec3 centre, unit_normal;
+  double radius;
+  double ball_margin;  // kBallMargin times the box's largest extent
+  // The exact side test and Moller-Trumbore.
+  std::array<Vec3, 3> corners;
+  Vec3 normal;            // (b - a) x (c - a), unnormalised
+  double side_tolerance;  // kSeparationTolerance^2 |normal|^2, the margin of the side test
+};
+
+TriangleFrame triangle_frame(const ClothMesh& mesh, const Positions& x, Index t) {
+  const auto& v = mesh.triangles[t];
+  const Vec3 &a = x[v[0]], &b = x[v[1]], &c = x[v[2]];
+  TriangleFrame f;
+  f.corners = {a, b, c};
+  f.normal = (b - a).cross(c - a);
+  f.low = a.cwiseMin(b).cwiseMin(c);
+  f.high = a.cwiseMax(b).cwiseMax(c);
+  const double extent = (f.high - f.low).maxCoeff();
+  f.low.array() -= kBoxMargin * extent;
+  f.high.array() += kBoxMargin * extent;
+  f.side_tolerance = kSeparationTolerance * kSeparationTolerance * f.normal.squaredNorm();
+  f.vertices = v;
+  f.detectable = mesh.triangle_detectable[t] != 0;
+  f.centre = (a + b + c) / 3;
+  const double normal_length = f.normal.norm();
+  f.unit_normal = normal_length > 0 ? Vec3(f.normal / normal_length) : Vec3::Zero();
+  f.radius = std::sqrt(std::max(
+      {(a - f.centre).squaredNorm(), (b - f.centre).squaredNorm(), (c - f.centre).squaredNorm()}));
+  f.ball_margin = kBallMargin * extent;
+  return f;
+}
+
+// Sorted by (bucket, then less within a bucket) with a counting sort over the buckets: linear
+// for keys whose first part is a dense index (an edge, a triangle) and buckets of a few items.
+template <class T, class BucketOf, class Less>
+std::vector<T> bucket_sort(const std::vector<T>& items, std::size_t bucket_count,
+                           BucketOf bucket_of, Less less) {
+  std::vector<std::uint32_t> begin(bucket_count + 1, 0);
+  for (const T& item : items) ++begin[bucket_of(item) + 1];
+  for (std::size_t b = 0; b < bucket_count; ++b) begin[b + 1] += begin[b];
+  std::vector<T> sorted(items.size());
+  std::vector<std::uint32_t> fill(begin.begin(), begin.end() - 1);
+  for (const T& item : items) sorted[fill[bucket_of(item)]++] = item;
+  for (std::size_t b = 0; b < bucket_count; ++b) {
+    if (begin[b + 1] - begin[b] > 1) {
+      std::sort(sorted.begin() + begin[b], sorted.begin() + begin[b + 1], less);
+    }
+  }
+  return sorted;
+}
+
 bool share_vertex(const std::array<Index, 3>& a, const std::array<Index, 3>& b) {
   for (Index u : a) {
     if (u == b[0] || u == b[1] || u == b[2]) return true;
@@ -51,89 +117,58 @@ bool share_vertex(const std::array<Index, 3>& a, const std::array<Index, 3>& b) 
   return false;
 }
 
-// What the candidate test needs of a triangle this frame, computed once per triangle instead of
-// once per candidate pair: the unnormalised normal (b - a) x (c - a), exactly as the side test
-// computed it before, and the bounding box.
-struct TriangleFrame {
-  Vec3 normal;
-  Vec3 low, high;
-};
-
-TriangleFrame triangle_frame(const Vec3& a, const Vec3& b, const Vec3& c) {
-  return {(b - a).cross(c - a), a.cwiseMin(b).cwiseMin(c), a.cwiseMax(b).cwiseMax(c)};
-}
-
 // Boxes apart by more than a hit's tolerance reach: no edge of one can meet the other, not even
 // as a dropped hit (those lie within kHitTolerance of the triangle, relative to its size).
 bool boxes_apart(const TriangleFrame& p, const TriangleFrame& q) {
-  const double reach = kBoxMargin * ((p.high - p.low).maxCoeff() + (q.high - q.low).maxCoeff());
-  return ((p.low.array() > q.high.array() + reach) || (q.low.array() > p.high.array() + reach))
-      .any();
+  for (int k = 0; k < 3; ++k) {
+    if (p.low[k] > q.high[k] || q.low[k] > p.high[k]) return true;
+  }
+  return false;
 }
 
-// Every corner of `other` strictly on one side of the plane through `origin` with normal n,
-// with a margin.
-bool clearly_one_side(const Vec3& origin, const Vec3& n, const Vec3* other) {
+// The quick side test: the ball around `other` clearly on one side of the plane of `plane`, so
+// every corner is too, by more than corner_sides' margin (it would say all_on_one_side).
+bool ball_on_one_side(const TriangleFrame& plane, const TriangleFrame& other) {
+  const double distance = std::abs(plane.unit_normal.dot(other.centre - plane.corners[0]));
+  return distance - other.radius > plane.ball_margin + other.ball_margin;
+}
+
+// The corners of `other` seen from the plane of `plane` (through its corner 0): +1 or -1 for a
+// corner clearly on that side, by a margin far above rounding and far beyond kHitTolerance's
+// reach, else 0. An edge with both ends clearly on one side cannot cross the plane, not even as
+// a dropped hit; a triangle with its three corners there cannot either.
+std::array<int, 3> corner_sides(const TriangleFrame& plane, const TriangleFrame& other) {
+  const Vec3& origin = plane.corners[0];
   double d[3];
   double reach2 = 0;
   for (int i = 0; i < 3; ++i) {
-    const Vec3 r = other[i] - origin;
-    d[i] = n.dot(r);
+    const Vec3 r = other.corners[i] - origin;
+    d[i] = plane.normal.dot(r);
     reach2 = std::max(reach2, r.squaredNorm());
   }
-  const bool same_sign = (d[0] > 0 && d[1] > 0 && d[2] > 0) || (d[0] < 0 && d[1] < 0 && d[2] < 0);
-  if (!same_sign) return false;
-  const double closest = std::min({std::abs(d[0]), std::abs(d[1]), std::abs(d[2])});
-  return closest * closest > kSeparationTolerance * kSeparationTolerance * n.squaredNorm() * reach2;
-}
-
-void test_triangle_pair(const ClothMesh& mesh, const Positions& x,
-                        const std::vector<TriangleFrame>& frames, Index ta, Index tb,
-                        Block& block) {
-  if (boxes_apart(frames[ta], frames[tb])) return;
-  const auto& ca = mesh.triangles[ta];
-  const auto& cb = mesh.triangles[tb];
-  const Vec3 pa[3] = {x[ca[0]], x[ca[1]], x[ca[2]]};
-  const Vec3 pb[3] = {x[cb[0]], x[cb[1]], x[cb[2]]};
-  // Both directions are needed: a side test of A against B's plane says nothing about the
-  // edges of B once A reaches that plane.
-  if (clearly_one_side(pb[0], frames[tb].normal, pa) ||
-      clearly_one_side(pa[0], frames[ta].normal, pb)) {
-    return;
+  const double margin2 = plane.side_tolerance * reach2;
+  std::array<int, 3> sides;
+  for (int i = 0; i < 3; ++i) {
+    sides[i] = d[i] * d[i] > margin2 ? (d[i] > 0 ? 1 : -1) : 0;
   }
-  const std::uint32_t first = static_cast<std::uint32_t>(block.hits.size());
-  auto edges_against = [&](Index edge_owner, Index target, const Vec3* pt) {
-    for (Index e : mesh.triangle_edges[edge_owner]) {
-      const auto& ev = mesh.edges[e].vertices;  // canonical order: bit-identical from both sides
-      Hit hit;
-      const EdgeTriangleResult r =
-          intersect_edge_triangle(x[ev[0]], x[ev[1]], pt[0], pt[1], pt[2], hit);
-      if (r == EdgeTriangleResult::kHit) {
-        hit.edge = e;
-        hit.triangle = target;
-        block.hits.push_back({hit_key(e, target), hit});
-      } else if (r == EdgeTriangleResult::kDropped) {
-        block.dropped.push_back(hit_key(e, target));
-      }
-    }
-  };
-  edges_against(ta, tb, pb);
-  edges_against(tb, ta, pa);
-  const auto count = static_cast<std::uint32_t>(block.hits.size()) - first;
-  if (count > 0) block.pairs.push_back({std::min(ta, tb), std::max(ta, tb), first, count});
+  return sides;
 }
 
-}  // namespace
+bool all_on_one_side(const std::array<int, 3>& sides) {
+  return sides[0] != 0 && sides[0] == sides[1] && sides[0] == sides[2];
+}
 
-EdgeTriangleResult intersect_edge_triangle(const Vec3& p0, const Vec3& p1, const Vec3& a,
-                                           const Vec3& b, const Vec3& c, Hit& hit) {
+// intersect_edge_triangle with |(b - a) x (c - a)|^2 given: the narrow phase has it per triangle
+// and frame (the same expression, so the same bits).
+EdgeTriangleResult moller_trumbore(const Vec3& p0, const Vec3& p1, const Vec3& a, const Vec3& b,
+                                   const Vec3& c, double normal_squared, Hit& hit) {
   const Vec3 dir = p1 - p0;
   const Vec3 e1 = b - a;
   const Vec3 e2 = c - a;
   const Vec3 pvec = dir.cross(e2);
   const double det = e1.dot(pvec);
   // det = dir . (e1 x e2): compare with |dir| |e1 x e2| for the sine of the edge-plane angle.
-  const double plane_scale = dir.squaredNorm() * e1.cross(e2).squaredNorm();
+  const double plane_scale = dir.squaredNorm() * normal_squared;
   if (!(det * det > kParallelTolerance * kParallelTolerance * plane_scale)) {
     return EdgeTriangleResult::kNone;
   }
@@ -157,6 +192,59 @@ EdgeTriangleResult intersect_edge_triangle(const Vec3& p0, const Vec3& p1, const
   return EdgeTriangleResult::kHit;
 }
 
+// The three edges of `owner` (ClothMesh::triangle_edges[owner_index]) against `target`, but for
+// those with both ends clearly on one side of the target's plane (`sides`, from corner_sides).
+void edges_against(const ClothMesh& mesh, Index owner_index, const TriangleFrame& owner,
+                   const std::array<int, 3>& sides, Index target_index, const TriangleFrame& target,
+                   Block& block) {
+  const auto& pt = target.corners;
+  const double normal_squared = target.normal.squaredNorm();
+  for (int k = 0; k < 3; ++k) {
+    // Edge k joins corners k and k + 1; its canonical order (lower vertex first) makes the
+    // result bit-identical whichever of its triangles it is tested from.
+    int i = k, j = (k + 1) % 3;
+    if (sides[i] != 0 && sides[i] == sides[j]) continue;
+    if (owner.vertices[i] > owner.vertices[j]) std::swap(i, j);
+    Hit hit;
+    const EdgeTriangleResult r = moller_trumbore(owner.corners[i], owner.corners[j], pt[0], pt[1],
+                                                 pt[2], normal_squared, hit);
+    if (r == EdgeTriangleResult::kNone) continue;
+    const Index e = mesh.triangle_edges[owner_index][k];
+    if (r == EdgeTriangleResult::kHit) {
+      hit.edge = e;
+      hit.triangle = target_index;
+      block.hits.push_back({hit_key(e, target_index), hit});
+    } else {
+      block.dropped.push_back(hit_key(e, target_index));
+    }
+  }
+}
+
+void test_triangle_pair(const ClothMesh& mesh, const std::vector<TriangleFrame>& frames, Index ta,
+                        Index tb, Block& block) {
+  const TriangleFrame& fa = frames[ta];
+  const TriangleFrame& fb = frames[tb];
+  if (ball_on_one_side(fb, fa) || ball_on_one_side(fa, fb)) return;
+  // Both directions are needed: a side test of A against B's plane says nothing about the
+  // edges of B once A reaches that plane.
+  const std::array<int, 3> a_sides = corner_sides(fb, fa);
+  if (all_on_one_side(a_sides)) return;
+  const std::array<int, 3> b_sides = corner_sides(fa, fb);
+  if (all_on_one_side(b_sides)) return;
+  const std::uint32_t first = static_cast<std::uint32_t>(block.hits.size());
+  edges_against(mesh, ta, fa, a_sides, tb, fb, block);
+  edges_against(mesh, tb, fb, b_sides, ta, fa, block);
+  const auto count = static_cast<std::uint32_t>(block.hits.size()) - first;
+  if (count > 0) block.pairs.push_back({std::min(ta, tb), std::max(ta, tb), first, count});
+}
+
+}  // namespace
+
+EdgeTriangleResult intersect_edge_triangle(const Vec3& p0, const Vec3& p1, const Vec3& a,
+                                           const Vec3& b, const Vec3& c, Hit& hit) {
+  return moller_trumbore(p0, p1, a, b, c, (b - a).cross(c - a).squaredNorm(), hit);
+}
+
 Intersections find_intersections(const ClothMesh& mesh, const Bvh& bvh, const Positions& positions,
                                  const DetectOptions& options) {
   if (positions.size() != mesh.vertex_count()) {
@@ -178,8 +266,7 @@ Intersections find_intersections(const ClothMesh& mesh, const Bvh& bvh, const Po
   const auto triangle_count = static_cast<std::ptrdiff_t>(mesh.triangles.size());
 #pragma omp parallel for schedule(static)
   for (std::ptrdiff_t t = 0; t < triangle_count; ++t) {
-    const auto& c = mesh.triangles[t];
-    frames[t] = triangle_frame(positions[c[0]], positions[c[1]], positions[c[2]]);
+    frames[t] = triangle_frame(mesh, positions, static_cast<Index>(t));
   }
 
   const auto& leaf_pairs = candidates.leaf_pairs;
@@ -193,40 +280,43 @@ Intersections find_intersections(const ClothMesh& mesh, const Bvh& bvh, const Po
       const Leaf& la = mesh.leaves[leaf_pairs[i][0]];
       const Leaf& lb = mesh.leaves[leaf_pairs[i][1]];
       for (Index ta : la) {
-        if (ta == kNoIndex || !mesh.triangle_detectable[ta]) continue;
+        if (ta == kNoIndex || !frames[ta].detectable) continue;
         for (Index tb : lb) {
-          if (tb == kNoIndex || !mesh.triangle_detectable[tb]) continue;
-          if (share_vertex(mesh.triangles[ta], mesh.triangles[tb])) continue;
+          if (tb == kNoIndex || !frames[tb].detectable) continue;
+          // Triangles that share a vertex have it in both boxes, so they pass the box test:
+          // the cheaper box test comes first and the pairs it rejects count as tested.
+          if (!boxes_apart(frames[ta], frames[tb])) {
+            if (share_vertex(frames[ta].vertices, frames[tb].vertices)) continue;
+            test_triangle_pair(mesh, frames, ta, tb, block);
+          }
           ++block.tested;
-          test_triangle_pair(mesh, positions, frames, ta, tb, block);
         }
       }
     }
   }
 
-  // Gather in block order; raw hit offsets become global.
-  std::vector<RawHit> raw;
-  std::vector<PairRecord> records;
-  std::vector<std::uint64_t> dropped;
-  {
-    std::size_t hit_total = 0, pair_total = 0, dropped_total = 0;
-    for (const Block& block : blocks) {
-      hit_total += block.hits.size();
-      pair_total += block.pairs.size();
-      dropped_total += block.dropped.size();
-      out.candidate_pairs += block.tested;
-    }
-    raw.reserve(hit_total);
-    records.reserve(pair_total);
-    dropped.reserve(dropped_total);
-    for (const Block& block : blocks) {
-      const auto offset = static_cast<std::uint32_t>(raw.size());
-      raw.insert(raw.end(), block.hits.begin(), block.hits.end());
-      for (PairRecord r : block.pairs) {
-        r.first += offset;
-        records.push_back(r);
-      }
-      dropped.insert(dropped.end(), block.dropped.begin(), block.dropped.end());
+  // Gather in block order (each block copied in parallel to its offset); raw hit offsets
+  // become global.
+  std::vector<std::size_t> hit_offset(block_count + 1, 0), pair_offset(block_count + 1, 0),
+      dropped_offset(block_count + 1, 0);
+  for (std::size_t bi = 0; bi < block_count; ++bi) {
+    hit_offset[bi + 1] = hit_offset[bi] + blocks[bi].hits.size();
+    pair_offset[bi + 1] = pair_offset[bi] + blocks[bi].pairs.size();
+    dropped_offset[bi + 1] = dropped_offset[bi] + blocks[bi].dropped.size();
+    out.candidate_pairs += blocks[bi].tested;
+  }
+  std::vector<RawHit> raw(hit_offset.back());
+  std::vector<PairRecord> records(pair_offset.back());
+  std::vector<std::uint64_t> dropped(dropped_offset.back());
+#pragma omp parallel for schedule(dynamic, 16)
+  for (std::size_t bi = 0; bi < block_count; ++bi) {
+    const Block& block = blocks[bi];
+    std::copy(block.hits.begin(), block.hits.end(), raw.begin() + hit_offset[bi]);
+    std::copy(block.dropped.begin(), block.dropped.end(), dropped.begin() + dropped_offset[bi]);
+    for (std::size_t k = 0; k < block.pairs.size(); ++k) {
+      PairRecord r = block.pairs[k];
+      r.first += static_cast<std::uint32_t>(hit_offset[bi]);
+      records[pair_offset[bi] + k] = r;
     }
   }
   std::sort(dropped.begin(), dropped.end());
@@ -234,11 +324,13 @@ Intersections find_intersections(const ClothMesh& mesh, const Bvh& bvh, const Po
       static_cast<std::size_t>(std::unique(dropped.begin(), dropped.end()) - dropped.begin());
 
   // One hit per (edge, triangle): both copies are bit-identical, so keep the first.
-  std::vector<std::pair<std::uint64_t, std::uint32_t>> order(raw.size());
+  using KeyIndex = std::pair<std::uint64_t, std::uint32_t>;
+  std::vector<KeyIndex> by_key(raw.size());
   for (std::size_t i = 0; i < raw.size(); ++i) {
-    order[i] = {raw[i].key, static_cast<std::uint32_t>(i)};
+    by_key[i] = {raw[i].key, static_cast<std::uint32_t>(i)};
   }
-  std::sort(order.begin(), order.end());
+  const std::vector<KeyIndex> order = bucket_sort(
+      by_key, mesh.edges.size(), [](const KeyIndex& k) { return k.first >> 32; }, std::less<>());
   std::vector<std::uint64_t> keys;
   keys.reserve(order.size());
   for (const auto& [key, index] : order) {
@@ -248,9 +340,9 @@ Intersections find_intersections(const ClothMesh& mesh, const Bvh& bvh, const Po
     }
   }
 
-  std::sort(records.begin(), records.end(), [](const PairRecord& x, const PairRecord& y) {
-    return x.a < y.a || (x.a == y.a && x.b < y.b);
-  });
+  records = bucket_sort(
+      records, mesh.triangles.size(), [](const PairRecord& r) { return r.a; },
+      [](const PairRecord& x, const PairRecord& y) { return x.b < y.b; });
   out.pairs.resize(records.size());
   std::vector<std::uint8_t> is_segment(records.size(), 0);
   std::vector<std::array<Index, 2>> segment_hits(records.size());
