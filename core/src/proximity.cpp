@@ -3,70 +3,11 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 
 namespace untangle {
 namespace {
-
-// Each vertex and each edge is owned by one leaf (that of its first triangle) and tested only from
-// there: a close pair still meets, since the owner's volume holds the vertex or edge, and every
-// pair is tested once instead of up to four times.
-struct Owners {
-  std::vector<Index> vertex_leaf;
-  std::vector<Index> edge_leaf;
-};
-
-Owners find_owners(const ClothMesh& mesh) {
-  Owners owners{std::vector<Index>(mesh.vertex_count(), kNoIndex),
-                std::vector<Index>(mesh.edges.size(), kNoIndex)};
-  for (std::size_t leaf = 0; leaf < mesh.leaves.size(); ++leaf) {
-    for (Index t : mesh.leaves[leaf]) {
-      if (t == kNoIndex) continue;
-      for (int k = 0; k < 3; ++k) {
-        Index& v = owners.vertex_leaf[mesh.triangles[t][k]];
-        if (v == kNoIndex) v = static_cast<Index>(leaf);
-        Index& e = owners.edge_leaf[mesh.triangle_edges[t][k]];
-        if (e == kNoIndex) e = static_cast<Index>(leaf);
-      }
-    }
-  }
-  return owners;
-}
-
-// The parts of one BVH leaf: all its vertices (for the neighbour rule), its detectable triangles,
-// and the vertices and edges it owns.
-struct LeafParts {
-  std::array<Index, 4> vertices{};
-  std::array<Index, 4> owned_vertices{};
-  std::array<Index, 2> triangles{};
-  std::array<Index, 5> owned_edges{};
-  int vertex_count = 0, owned_vertex_count = 0, triangle_count = 0, owned_edge_count = 0;
-};
-
-template <std::size_t N>
-bool add_unique(std::array<Index, N>& items, int& count, Index item) {
-  for (int i = 0; i < count; ++i) {
-    if (items[i] == item) return false;
-  }
-  items[count++] = item;
-  return true;
-}
-
-LeafParts leaf_parts(const ClothMesh& mesh, const Owners& owners, Index leaf) {
-  LeafParts parts;
-  for (Index t : mesh.leaves[leaf]) {
-    if (t == kNoIndex) continue;
-    if (mesh.triangle_detectable[t]) parts.triangles[parts.triangle_count++] = t;
-    for (int k = 0; k < 3; ++k) {
-      const Index v = mesh.triangles[t][k];
-      if (add_unique(parts.vertices, parts.vertex_count, v) && owners.vertex_leaf[v] == leaf) {
-        parts.owned_vertices[parts.owned_vertex_count++] = v;
-      }
-      const Index e = mesh.triangle_edges[t][k];
-      if (owners.edge_leaf[e] == leaf) add_unique(parts.owned_edges, parts.owned_edge_count, e);
-    }
-  }
-  return parts;
-}
 
 // A cheap box test before the exact distance: most candidates are far apart on most axes.
 inline bool near_box(const Vec3& p, const Vec3& a, const Vec3& b, const Vec3& c, double reach) {
@@ -97,8 +38,9 @@ bool touches(const ClothMesh& mesh, Index p, std::span<const Index> vertices) {
   return false;
 }
 
-void point_triangle_pairs(const ClothMesh& mesh, const Positions& x, const LeafParts& points,
-                          const LeafParts& triangles, double thickness,
+void point_triangle_pairs(const ClothMesh& mesh, const Positions& x,
+                          const ProximitySearch::LeafParts& points,
+                          const ProximitySearch::LeafParts& triangles, double thickness,
                           std::vector<PointTrianglePair>& out) {
   const std::span<const Index> leaf_vertices(triangles.vertices.data(),
                                              static_cast<std::size_t>(triangles.vertex_count));
@@ -120,8 +62,9 @@ void point_triangle_pairs(const ClothMesh& mesh, const Positions& x, const LeafP
   }
 }
 
-void edge_edge_pairs(const ClothMesh& mesh, const Positions& x, const LeafParts& a,
-                     const LeafParts& b, double thickness, std::vector<EdgeEdgePair>& out) {
+void edge_edge_pairs(const ClothMesh& mesh, const Positions& x, const ProximitySearch::LeafParts& a,
+                     const ProximitySearch::LeafParts& b, double thickness,
+                     std::vector<EdgeEdgePair>& out) {
   for (int i = 0; i < a.owned_edge_count; ++i) {
     const auto& ea = mesh.edges[a.owned_edges[i]].vertices;
     for (int j = 0; j < b.owned_edge_count; ++j) {
@@ -231,38 +174,181 @@ void closest_points_of_segments(const Vec3& a0, const Vec3& a1, const Vec3& b0, 
   }
 }
 
-ProximityPairs find_proximity_pairs(const ClothMesh& mesh, const Bvh& bvh,
-                                    const Positions& positions, double thickness) {
-  ProximityPairs result;
-  if (!(thickness > 0)) return result;
-  const Candidates candidates = bvh.find_candidates(false);
-  const Owners owners = find_owners(mesh);
-  std::vector<LeafParts> parts(mesh.leaves.size());
-#pragma omp parallel for schedule(static)
-  for (std::ptrdiff_t leaf = 0; leaf < static_cast<std::ptrdiff_t>(parts.size()); ++leaf) {
-    parts[leaf] = leaf_parts(mesh, owners, static_cast<Index>(leaf));
+namespace {
+
+template <std::size_t N>
+bool add_unique(std::array<Index, N>& items, int& count, Index item) {
+  for (int i = 0; i < count; ++i) {
+    if (items[i] == item) return false;
   }
-  const auto& leaf_pairs = candidates.leaf_pairs;
-  const int chunks = std::max(1, omp_get_max_threads());
-  std::vector<ProximityPairs> found(static_cast<std::size_t>(chunks));
-#pragma omp parallel for schedule(dynamic, 64)
-  for (std::ptrdiff_t k = 0; k < static_cast<std::ptrdiff_t>(leaf_pairs.size()); ++k) {
-    ProximityPairs& out = found[static_cast<std::size_t>(omp_get_thread_num())];
-    const LeafParts& a = parts[leaf_pairs[k][0]];
-    const LeafParts& b = parts[leaf_pairs[k][1]];
-    point_triangle_pairs(mesh, positions, a, b, thickness, out.point_triangle);
-    point_triangle_pairs(mesh, positions, b, a, thickness, out.point_triangle);
-    edge_edge_pairs(mesh, positions, a, b, thickness, out.edge_edge);
+  items[count++] = item;
+  return true;
+}
+
+// Each vertex and each edge is owned by one leaf (that of its first triangle) and tested only from
+// there: a close pair still meets, since the owner's volume holds the vertex or edge, and every
+// pair is tested once instead of up to four times.
+std::vector<ProximitySearch::LeafParts> find_leaf_parts(const ClothMesh& mesh) {
+  std::vector<Index> vertex_leaf(mesh.vertex_count(), kNoIndex);
+  std::vector<Index> edge_leaf(mesh.edges.size(), kNoIndex);
+  for (std::size_t leaf = 0; leaf < mesh.leaves.size(); ++leaf) {
+    for (Index t : mesh.leaves[leaf]) {
+      if (t == kNoIndex) continue;
+      for (int k = 0; k < 3; ++k) {
+        Index& v = vertex_leaf[mesh.triangles[t][k]];
+        if (v == kNoIndex) v = static_cast<Index>(leaf);
+        Index& e = edge_leaf[mesh.triangle_edges[t][k]];
+        if (e == kNoIndex) e = static_cast<Index>(leaf);
+      }
+    }
+  }
+  std::vector<ProximitySearch::LeafParts> parts(mesh.leaves.size());
+  for (std::size_t leaf = 0; leaf < mesh.leaves.size(); ++leaf) {
+    ProximitySearch::LeafParts& p = parts[leaf];
+    for (Index t : mesh.leaves[leaf]) {
+      if (t == kNoIndex) continue;
+      if (mesh.triangle_detectable[t]) p.triangles[p.triangle_count++] = t;
+      for (int k = 0; k < 3; ++k) {
+        const Index v = mesh.triangles[t][k];
+        if (add_unique(p.vertices, p.vertex_count, v) && vertex_leaf[v] == leaf) {
+          p.owned_vertices[p.owned_vertex_count++] = v;
+        }
+        const Index e = mesh.triangle_edges[t][k];
+        if (edge_leaf[e] == leaf) add_unique(p.owned_edges, p.owned_edge_count, e);
+      }
+    }
+  }
+  return parts;
+}
+
+// The top of the trees is unrolled into about kTargetTasks tasks for the threads; with fewer than
+// kParallelTasks (tiny meshes) the search runs on one thread.
+constexpr std::size_t kParallelTasks = 16;
+constexpr std::size_t kTargetTasks = 256;
+
+}  // namespace
+
+ProximitySearch::ProximitySearch(const Bvh& bvh)
+    : bvh_(&bvh), parts_(find_leaf_parts(bvh.mesh())), volumes_(bvh.nodes().size()) {}
+
+void ProximitySearch::refit(const Positions& x, double thickness) {
+  const std::vector<BvhNode>& nodes = bvh_->nodes();
+  // Children come after their parent, so a backward sweep meets them first.
+  for (std::size_t n = nodes.size(); n-- > 0;) {
+    const BvhNode& node = nodes[n];
+    Kdop18& volume = volumes_[n];
+    if (node.is_leaf()) {
+      volume = Kdop18();
+      const LeafParts& parts = parts_[node.leaf];
+      for (int i = 0; i < parts.vertex_count; ++i) volume.add(x[parts.vertices[i]]);
+      // Two primitives closer than the thickness are closer than that along every axis.
+      volume.inflate(0.5 * thickness);
+    } else {
+      volume = volumes_[node.left];
+      volume.merge(volumes_[node.right]);
+    }
+  }
+}
+
+void ProximitySearch::test_leaves(Index a, Index b, const Positions& x, double thickness,
+                                  ProximityPairs& out) const {
+  const ClothMesh& mesh = bvh_->mesh();
+  const LeafParts& pa = parts_[a];
+  const LeafParts& pb = parts_[b];
+  point_triangle_pairs(mesh, x, pa, pb, thickness, out.point_triangle);
+  point_triangle_pairs(mesh, x, pb, pa, thickness, out.point_triangle);
+  edge_edge_pairs(mesh, x, pa, pb, thickness, out.edge_edge);
+}
+
+void ProximitySearch::run(Task task, const Positions& x, double thickness,
+                          ProximityPairs& out) const {
+  const std::vector<BvhNode>& nodes = bvh_->nodes();
+  const BvhNode& a = nodes[task.a];
+  if (task.a == task.b) {
+    if (a.is_leaf()) return;
+    run({a.left, a.left}, x, thickness, out);
+    run({a.right, a.right}, x, thickness, out);
+    run({a.left, a.right}, x, thickness, out);
+    return;
+  }
+  if (!volumes_[task.a].overlaps(volumes_[task.b])) return;
+  const BvhNode& b = nodes[task.b];
+  if (a.is_leaf() && b.is_leaf()) {
+    test_leaves(a.leaf, b.leaf, x, thickness, out);
+  } else if (a.is_leaf()) {
+    run({task.a, b.left}, x, thickness, out);
+    run({task.a, b.right}, x, thickness, out);
+  } else {
+    run({a.left, task.b}, x, thickness, out);
+    run({a.right, task.b}, x, thickness, out);
+  }
+}
+
+void ProximitySearch::expand(Task task, std::vector<Task>& next) const {
+  const std::vector<BvhNode>& nodes = bvh_->nodes();
+  const BvhNode& a = nodes[task.a];
+  if (task.a == task.b) {
+    if (a.is_leaf()) return;
+    next.insert(next.end(), {{a.left, a.left}, {a.right, a.right}, {a.left, a.right}});
+    return;
+  }
+  if (!volumes_[task.a].overlaps(volumes_[task.b])) return;
+  const BvhNode& b = nodes[task.b];
+  if (a.is_leaf() && b.is_leaf()) {
+    next.push_back(task);
+  } else if (a.is_leaf()) {
+    next.insert(next.end(), {{task.a, b.left}, {task.a, b.right}});
+  } else {
+    next.insert(next.end(), {{a.left, task.b}, {a.right, task.b}});
+  }
+}
+
+const ProximityPairs& ProximitySearch::find(const Positions& x, double thickness) {
+  if (x.size() != bvh_->mesh().vertex_count()) {
+    throw std::invalid_argument("ProximitySearch::find: " + std::to_string(x.size()) +
+                                " positions for a mesh of " +
+                                std::to_string(bvh_->mesh().vertex_count()) + " vertices");
+  }
+  for (ProximityPairs& part : found_) {
+    part.point_triangle.clear();
+    part.edge_edge.clear();
+  }
+  result_.point_triangle.clear();
+  result_.edge_edge.clear();
+  if (!(thickness > 0)) return result_;
+  refit(x, thickness);
+
+  // The top of the trees unrolled breadth-first into tasks, the same on any thread count.
+  const auto roots = bvh_->roots();
+  tasks_.clear();
+  for (std::size_t p = 0; p < roots.size(); ++p) {
+    if (roots[p] == kNoIndex) continue;
+    tasks_.push_back({roots[p], roots[p]});
+    for (std::size_t q = p + 1; q < roots.size(); ++q) {
+      if (roots[q] != kNoIndex) tasks_.push_back({roots[p], roots[q]});
+    }
+  }
+  for (int round = 0; round < 8 && tasks_.size() < kTargetTasks; ++round) {
+    next_tasks_.clear();
+    for (const Task& task : tasks_) expand(task, next_tasks_);
+    tasks_.swap(next_tasks_);
+  }
+
+  found_.resize(static_cast<std::size_t>(std::max(1, omp_get_max_threads())));
+  const auto task_count = static_cast<std::ptrdiff_t>(tasks_.size());
+#pragma omp parallel for schedule(dynamic, 1) if (tasks_.size() >= kParallelTasks)
+  for (std::ptrdiff_t k = 0; k < task_count; ++k) {
+    run(tasks_[k], x, thickness, found_[static_cast<std::size_t>(omp_get_thread_num())]);
   }
   // Which thread found a pair varies; sorting makes the result independent of that.
-  for (ProximityPairs& part : found) {
-    result.point_triangle.insert(result.point_triangle.end(), part.point_triangle.begin(),
-                                 part.point_triangle.end());
-    result.edge_edge.insert(result.edge_edge.end(), part.edge_edge.begin(), part.edge_edge.end());
+  for (const ProximityPairs& part : found_) {
+    result_.point_triangle.insert(result_.point_triangle.end(), part.point_triangle.begin(),
+                                  part.point_triangle.end());
+    result_.edge_edge.insert(result_.edge_edge.end(), part.edge_edge.begin(), part.edge_edge.end());
   }
-  sort_unique(result.point_triangle);
-  sort_unique(result.edge_edge);
-  return result;
+  sort_unique(result_.point_triangle);
+  sort_unique(result_.edge_edge);
+  return result_;
 }
 
 }  // namespace untangle

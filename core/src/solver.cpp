@@ -46,7 +46,8 @@ Vec3 apply_friction(const Vec3& velocity, const Vec3& normal, double depth, doub
   return velocity - tangential * (limit / speed);
 }
 
-Solver::Solver(const ClothMesh& mesh) : mesh_(&mesh) {
+Solver::Solver(const Bvh& bvh) : mesh_(&bvh.mesh()), proximity_search_(bvh) {
+  const ClothMesh& mesh = *mesh_;
   const std::size_t n = mesh.vertex_count();
   stretch_.reserve(mesh.edges.size());
   for (std::size_t e = 0; e < mesh.edges.size(); ++e) {
@@ -71,7 +72,7 @@ void Solver::build_proximity(const SolverInput& input, const Positions& x) {
   const ClothMesh& mesh = *mesh_;
   const std::vector<double>& w = input.inverse_mass;
   const Positions& prev = input.previous;
-  const ProximityPairs pairs = find_proximity_pairs(mesh, *input.bvh, x, input.settings.thickness);
+  const ProximityPairs& pairs = proximity_search_.find(x, input.settings.thickness);
   proximity_.clear();
   proximity_.reserve(pairs.size());
   for (const PointTrianglePair& pair : pairs.point_triangle) {
@@ -200,17 +201,16 @@ void Solver::solve(const SolverInput& input, Positions& x, SolverOutput& output)
   std::fill(stretch_lambda_.begin(), stretch_lambda_.end(), 0.0);
   std::fill(bending_lambda_.begin(), bending_lambda_.end(), 0.0);
 
-  const bool proximity = settings.proximity && settings.thickness > 0 && input.bvh != nullptr;
+  const bool proximity = settings.proximity && settings.thickness > 0;
   proximity_.clear();
   proximity_colours_ = {};
-  auto search = [&](bool refit) {
+  auto search = [&] {
     const double start = omp_get_wtime();
-    if (refit) input.bvh->refit(x, settings.thickness);
     build_proximity(input, x);
     output.proximity_pairs += proximity_.size();
     output.proximity_seconds += omp_get_wtime() - start;
   };
-  if (proximity) search(false);
+  if (proximity) search();
 
   const Displacement* displacement =
       input.displacement != nullptr && input.displacement->delta.size() == x.size()
@@ -227,7 +227,7 @@ void Solver::solve(const SolverInput& input, Positions& x, SolverOutput& output)
   const bool parallel = n > kParallelMinimum;
   for (int iteration = 0; iteration < iterations; ++iteration) {
     // Falling cloth moves a lot within one frame: the close pairs are found again halfway.
-    if (proximity && iteration == iterations / 2 && iteration > 0) search(true);
+    if (proximity && iteration == iterations / 2 && iteration > 0) search();
 
 #pragma omp parallel if (parallel)
     {

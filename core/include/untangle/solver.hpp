@@ -31,9 +31,6 @@ struct SolverInput {
   const GrabTargets* grab = nullptr;
   const Positions* pull_targets = nullptr;  // null or empty: none
   double pull_stiffness = 0;                // fraction of the distance per frame
-  // Refit to the positions given to solve, inflated by the thickness; refit again by the solver
-  // for the second proximity search.
-  Bvh* bvh = nullptr;
 };
 
 struct SolverOutput {
@@ -58,8 +55,9 @@ Vec3 apply_friction(const Vec3& velocity, const Vec3& normal, double depth, doub
 
 class Solver {
  public:
-  // Rest lengths from the mesh's rest shape.
-  explicit Solver(const ClothMesh& mesh);
+  // Rest lengths from the rest shape of the BVH's mesh; the proximity pairs are searched on the
+  // BVH's trees. The BVH must outlive the solver.
+  explicit Solver(const Bvh& bvh);
 
   // Runs settings.iterations iterations on x (the predicted positions on entry).
   void solve(const SolverInput& input, Positions& x, SolverOutput& output);
@@ -89,6 +87,7 @@ class Solver {
   Colouring bending_colours_;
   std::vector<double> bending_lambda_;
   std::vector<double> stretch_lambda_;
+  ProximitySearch proximity_search_;
   std::vector<ProximityConstraint> proximity_;
   Colouring proximity_colours_;
 };
