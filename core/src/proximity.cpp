@@ -38,23 +38,19 @@ bool touches(const ClothMesh& mesh, Index p, std::span<const Index> vertices) {
   return false;
 }
 
+// Point-triangle pairs of the points `points` owns, except those in `skipped` (bit i: its owned
+// vertex i is a topological neighbour of the other leaf), with the triangles of `triangles`.
 void point_triangle_pairs(const ClothMesh& mesh, const Positions& x,
-                          const ProximitySearch::LeafParts& points,
+                          const ProximitySearch::LeafParts& points, unsigned skipped,
                           const ProximitySearch::LeafParts& triangles, double thickness,
                           std::vector<PointTrianglePair>& out) {
-  const std::span<const Index> leaf_vertices(triangles.vertices.data(),
-                                             static_cast<std::size_t>(triangles.vertex_count));
   for (int i = 0; i < points.owned_vertex_count; ++i) {
+    if ((skipped >> i) & 1u) continue;
     const Index p = points.owned_vertices[i];
-    bool checked = false;
     for (int j = 0; j < triangles.triangle_count; ++j) {
       const Index t = triangles.triangles[j];
       const auto& tri = mesh.triangles[t];
       if (!near_box(x[p], x[tri[0]], x[tri[1]], x[tri[2]], thickness)) continue;
-      if (!checked) {
-        if (touches(mesh, p, leaf_vertices)) break;
-        checked = true;
-      }
       Vec3 barycentric;
       const Vec3 q = closest_point_on_triangle(x[p], x[tri[0]], x[tri[1]], x[tri[2]], barycentric);
       if ((x[p] - q).squaredNorm() < thickness * thickness) out.push_back({p, t});
@@ -62,15 +58,17 @@ void point_triangle_pairs(const ClothMesh& mesh, const Positions& x,
   }
 }
 
+// Edge-edge pairs of the edges a and b own, except those in `skipped` (bit 5 i + j: owned edges
+// i of a and j of b are topological neighbours).
 void edge_edge_pairs(const ClothMesh& mesh, const Positions& x, const ProximitySearch::LeafParts& a,
-                     const ProximitySearch::LeafParts& b, double thickness,
+                     const ProximitySearch::LeafParts& b, std::uint32_t skipped, double thickness,
                      std::vector<EdgeEdgePair>& out) {
   for (int i = 0; i < a.owned_edge_count; ++i) {
     const auto& ea = mesh.edges[a.owned_edges[i]].vertices;
     for (int j = 0; j < b.owned_edge_count; ++j) {
+      if ((skipped >> (5 * i + j)) & 1u) continue;
       const auto& eb = mesh.edges[b.owned_edges[j]].vertices;
       if (!boxes_near(x[ea[0]], x[ea[1]], x[eb[0]], x[eb[1]], thickness)) continue;
-      if (touches(mesh, ea[0], eb) || touches(mesh, ea[1], eb)) continue;
       double s = 0, t = 0;
       closest_points_of_segments(x[ea[0]], x[ea[1]], x[eb[0]], x[eb[1]], s, t);
       // Where a closest point is an end point, the point-triangle pairs already hold the contact.
@@ -229,15 +227,65 @@ constexpr std::size_t kTargetTasks = 256;
 }  // namespace
 
 ProximitySearch::ProximitySearch(const Bvh& bvh)
-    : bvh_(&bvh), parts_(find_leaf_parts(bvh.mesh())), volumes_(bvh.nodes().size()) {}
+    : bvh_(&bvh), parts_(find_leaf_parts(bvh.mesh())), volumes_(bvh.nodes().size()) {
+  nodes_.reserve(bvh.nodes().size());
+  for (const BvhNode& node : bvh.nodes()) nodes_.push_back({node.left, node.right, node.leaf});
+  find_skips();
+}
+
+// Only leaves that hold a vertex of a's leaf or of its ring can hold a neighbour of a's points or
+// edges: those are the candidates for b.
+void ProximitySearch::find_skips() {
+  const ClothMesh& mesh = bvh_->mesh();
+  skip_offsets_.assign(parts_.size() + 1, 0);
+  std::vector<Index> others;
+  for (std::size_t a = 0; a < parts_.size(); ++a) {
+    const LeafParts& pa = parts_[a];
+    others.clear();
+    auto add_leaves_of = [&](Index v) {
+      for (Index t : mesh.vertex_triangles[v]) {
+        if (mesh.triangle_leaf[t] > a) others.push_back(mesh.triangle_leaf[t]);
+      }
+    };
+    for (int i = 0; i < pa.vertex_count; ++i) {
+      add_leaves_of(pa.vertices[i]);
+      for (Index r : mesh.vertex_ring[pa.vertices[i]]) add_leaves_of(r);
+    }
+    sort_unique(others);
+    const std::span<const Index> a_vertices(pa.vertices.data(),
+                                            static_cast<std::size_t>(pa.vertex_count));
+    for (Index b : others) {
+      const LeafParts& pb = parts_[b];
+      const std::span<const Index> b_vertices(pb.vertices.data(),
+                                              static_cast<std::size_t>(pb.vertex_count));
+      Skips skips{b};
+      for (int i = 0; i < pa.owned_vertex_count; ++i) {
+        if (touches(mesh, pa.owned_vertices[i], b_vertices)) skips.points_a |= 1u << i;
+      }
+      for (int j = 0; j < pb.owned_vertex_count; ++j) {
+        if (touches(mesh, pb.owned_vertices[j], a_vertices)) skips.points_b |= 1u << j;
+      }
+      for (int i = 0; i < pa.owned_edge_count; ++i) {
+        const auto& ea = mesh.edges[pa.owned_edges[i]].vertices;
+        for (int j = 0; j < pb.owned_edge_count; ++j) {
+          const auto& eb = mesh.edges[pb.owned_edges[j]].vertices;
+          if (touches(mesh, ea[0], eb) || touches(mesh, ea[1], eb)) {
+            skips.edges |= std::uint32_t{1} << (5 * i + j);
+          }
+        }
+      }
+      if (skips.points_a != 0 || skips.points_b != 0 || skips.edges != 0) skips_.push_back(skips);
+    }
+    skip_offsets_[a + 1] = static_cast<Index>(skips_.size());
+  }
+}
 
 void ProximitySearch::refit(const Positions& x, double thickness) {
-  const std::vector<BvhNode>& nodes = bvh_->nodes();
   // Children come after their parent, so a backward sweep meets them first.
-  for (std::size_t n = nodes.size(); n-- > 0;) {
-    const BvhNode& node = nodes[n];
+  for (std::size_t n = nodes_.size(); n-- > 0;) {
+    const Node& node = nodes_[n];
     Kdop18& volume = volumes_[n];
-    if (node.is_leaf()) {
+    if (node.leaf != kNoIndex) {
       volume = Kdop18();
       const LeafParts& parts = parts_[node.leaf];
       for (int i = 0; i < parts.vertex_count; ++i) volume.add(x[parts.vertices[i]]);
@@ -252,55 +300,59 @@ void ProximitySearch::refit(const Positions& x, double thickness) {
 
 void ProximitySearch::test_leaves(Index a, Index b, const Positions& x, double thickness,
                                   ProximityPairs& out) const {
+  if (a > b) std::swap(a, b);
+  const auto begin = skips_.begin() + skip_offsets_[a];
+  const auto end = skips_.begin() + skip_offsets_[a + 1];
+  const auto found = std::lower_bound(
+      begin, end, b, [](const Skips& skips, Index leaf) { return skips.other < leaf; });
+  const Skips skips = found != end && found->other == b ? *found : Skips{b};
   const ClothMesh& mesh = bvh_->mesh();
   const LeafParts& pa = parts_[a];
   const LeafParts& pb = parts_[b];
-  point_triangle_pairs(mesh, x, pa, pb, thickness, out.point_triangle);
-  point_triangle_pairs(mesh, x, pb, pa, thickness, out.point_triangle);
-  edge_edge_pairs(mesh, x, pa, pb, thickness, out.edge_edge);
+  point_triangle_pairs(mesh, x, pa, skips.points_a, pb, thickness, out.point_triangle);
+  point_triangle_pairs(mesh, x, pb, skips.points_b, pa, thickness, out.point_triangle);
+  edge_edge_pairs(mesh, x, pa, pb, skips.edges, thickness, out.edge_edge);
+}
+
+// The children of a node pair to test next: both sides are split while both can be, which
+// visits fewer node pairs than splitting one side at a time.
+template <typename Visit>
+void ProximitySearch::children(Task task, Visit&& visit) const {
+  const Node& a = nodes_[task.a];
+  if (task.a == task.b) {
+    if (a.leaf != kNoIndex) return;
+    visit(Task{a.left, a.left});
+    visit(Task{a.right, a.right});
+    visit(Task{a.left, a.right});
+    return;
+  }
+  if (!volumes_[task.a].overlaps(volumes_[task.b])) return;
+  const Node& b = nodes_[task.b];
+  if (a.leaf != kNoIndex && b.leaf != kNoIndex) {
+    visit(Task{kNoIndex, kNoIndex});  // the leaf pair itself
+  } else if (a.leaf != kNoIndex) {
+    visit(Task{task.a, b.left});
+    visit(Task{task.a, b.right});
+  } else if (b.leaf != kNoIndex) {
+    visit(Task{a.left, task.b});
+    visit(Task{a.right, task.b});
+  } else {
+    visit(Task{a.left, b.left});
+    visit(Task{a.left, b.right});
+    visit(Task{a.right, b.left});
+    visit(Task{a.right, b.right});
+  }
 }
 
 void ProximitySearch::run(Task task, const Positions& x, double thickness,
                           ProximityPairs& out) const {
-  const std::vector<BvhNode>& nodes = bvh_->nodes();
-  const BvhNode& a = nodes[task.a];
-  if (task.a == task.b) {
-    if (a.is_leaf()) return;
-    run({a.left, a.left}, x, thickness, out);
-    run({a.right, a.right}, x, thickness, out);
-    run({a.left, a.right}, x, thickness, out);
-    return;
-  }
-  if (!volumes_[task.a].overlaps(volumes_[task.b])) return;
-  const BvhNode& b = nodes[task.b];
-  if (a.is_leaf() && b.is_leaf()) {
-    test_leaves(a.leaf, b.leaf, x, thickness, out);
-  } else if (a.is_leaf()) {
-    run({task.a, b.left}, x, thickness, out);
-    run({task.a, b.right}, x, thickness, out);
-  } else {
-    run({a.left, task.b}, x, thickness, out);
-    run({a.right, task.b}, x, thickness, out);
-  }
-}
-
-void ProximitySearch::expand(Task task, std::vector<Task>& next) const {
-  const std::vector<BvhNode>& nodes = bvh_->nodes();
-  const BvhNode& a = nodes[task.a];
-  if (task.a == task.b) {
-    if (a.is_leaf()) return;
-    next.insert(next.end(), {{a.left, a.left}, {a.right, a.right}, {a.left, a.right}});
-    return;
-  }
-  if (!volumes_[task.a].overlaps(volumes_[task.b])) return;
-  const BvhNode& b = nodes[task.b];
-  if (a.is_leaf() && b.is_leaf()) {
-    next.push_back(task);
-  } else if (a.is_leaf()) {
-    next.insert(next.end(), {{task.a, b.left}, {task.a, b.right}});
-  } else {
-    next.insert(next.end(), {{a.left, task.b}, {a.right, task.b}});
-  }
+  children(task, [&](Task child) {
+    if (child.a == kNoIndex) {
+      test_leaves(nodes_[task.a].leaf, nodes_[task.b].leaf, x, thickness, out);
+    } else {
+      run(child, x, thickness, out);
+    }
+  });
 }
 
 const ProximityPairs& ProximitySearch::find(const Positions& x, double thickness) {
@@ -330,7 +382,10 @@ const ProximityPairs& ProximitySearch::find(const Positions& x, double thickness
   }
   for (int round = 0; round < 8 && tasks_.size() < kTargetTasks; ++round) {
     next_tasks_.clear();
-    for (const Task& task : tasks_) expand(task, next_tasks_);
+    for (const Task& task : tasks_) {
+      children(task,
+               [&](Task child) { next_tasks_.push_back(child.a == kNoIndex ? task : child); });
+    }
     tasks_.swap(next_tasks_);
   }
 

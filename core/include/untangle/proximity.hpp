@@ -55,16 +55,32 @@ class ProximitySearch {
   struct Task {
     Index a, b;  // a == b: the self test of a subtree; else the test of two subtrees
   };
+  struct Node {
+    Index left, right, leaf;  // as in BvhNode, without the volume: the walk reads only these
+  };
+  // A leaf pair (a < b) with topological neighbours between them: the tests the neighbour rule
+  // skips. Bit i of points_a: owned vertex i of a; of points_b: owned vertex j of b; bit 5 i + j
+  // of edges: owned edge i of a with owned edge j of b. A pair not listed skips nothing.
+  struct Skips {
+    Index other = kNoIndex;  // b
+    std::uint8_t points_a = 0, points_b = 0;
+    std::uint32_t edges = 0;
+  };
 
+  void find_skips();
   void refit(const Positions& x, double thickness);
-  void expand(Task task, std::vector<Task>& next) const;
+  template <typename Visit>
+  void children(Task task, Visit&& visit) const;
   void run(Task task, const Positions& x, double thickness, ProximityPairs& out) const;
   void test_leaves(Index a, Index b, const Positions& x, double thickness,
                    ProximityPairs& out) const;
 
   const Bvh* bvh_;
-  std::vector<LeafParts> parts_;  // per leaf
-  std::vector<Kdop18> volumes_;   // per BVH node
+  std::vector<LeafParts> parts_;     // per leaf
+  std::vector<Node> nodes_;          // per BVH node
+  std::vector<Kdop18> volumes_;      // per BVH node
+  std::vector<Index> skip_offsets_;  // the Skips of leaf a: skips_[offsets[a] .. offsets[a + 1])
+  std::vector<Skips> skips_;         // by a, then by b
   // Kept between calls, so a search allocates nothing once warm.
   std::vector<Task> tasks_, next_tasks_;
   std::vector<ProximityPairs> found_;  // per thread
