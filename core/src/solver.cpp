@@ -46,26 +46,42 @@ Vec3 apply_friction(const Vec3& velocity, const Vec3& normal, double depth, doub
   return velocity - tangential * (limit / speed);
 }
 
+// Distance constraints grouped by colour, stored in that order so a colour is one contiguous run.
+Solver::DistanceConstraints Solver::in_colour_order(
+    const std::vector<std::array<Index, 2>>& particles, const std::vector<double>& rest,
+    std::size_t particle_count) {
+  const Colouring colouring = colour_constraints(particles, particle_count);
+  DistanceConstraints out;
+  out.offsets = colouring.offsets;
+  out.particles.reserve(particles.size());
+  out.rest.reserve(particles.size());
+  for (Index c : colouring.order) {
+    out.particles.push_back(particles[c]);
+    out.rest.push_back(rest[c]);
+  }
+  out.lambda.assign(particles.size(), 0);
+  return out;
+}
+
 Solver::Solver(const Bvh& bvh) : mesh_(&bvh.mesh()), proximity_search_(bvh) {
   const ClothMesh& mesh = *mesh_;
   const std::size_t n = mesh.vertex_count();
-  stretch_.reserve(mesh.edges.size());
+  std::vector<std::array<Index, 2>> stretch, bending;
+  std::vector<double> stretch_rest, bending_rest;
   for (std::size_t e = 0; e < mesh.edges.size(); ++e) {
-    stretch_.push_back(mesh.edges[e].vertices);
-    stretch_rest_.push_back(mesh.rest_edge_lengths[e]);
+    stretch.push_back(mesh.edges[e].vertices);
+    stretch_rest.push_back(mesh.rest_edge_lengths[e]);
   }
   for (const MeshEdge& edge : mesh.edges) {
     if (edge.triangle_count != 2) continue;
     const Index a = opposite_vertex(mesh.triangles[edge.triangles[0]], edge.vertices);
     const Index b = opposite_vertex(mesh.triangles[edge.triangles[1]], edge.vertices);
     if (a == kNoIndex || b == kNoIndex || a == b) continue;
-    bending_.push_back({a, b});
-    bending_rest_.push_back((mesh.rest_positions[a] - mesh.rest_positions[b]).norm());
+    bending.push_back({a, b});
+    bending_rest.push_back((mesh.rest_positions[a] - mesh.rest_positions[b]).norm());
   }
-  stretch_colours_ = colour_constraints(stretch_, n);
-  bending_colours_ = colour_constraints(bending_, n);
-  stretch_lambda_.assign(stretch_.size(), 0);
-  bending_lambda_.assign(bending_.size(), 0);
+  stretch_ = in_colour_order(stretch, stretch_rest, n);
+  bending_ = in_colour_order(bending, bending_rest, n);
 }
 
 void Solver::build_proximity(const SolverInput& input, const Positions& x) {
@@ -198,8 +214,8 @@ void Solver::solve(const SolverInput& input, Positions& x, SolverOutput& output)
   output.contact_normal.assign(x.size(), Vec3::Zero());
   output.proximity_pairs = 0;
   output.proximity_seconds = 0;
-  std::fill(stretch_lambda_.begin(), stretch_lambda_.end(), 0.0);
-  std::fill(bending_lambda_.begin(), bending_lambda_.end(), 0.0);
+  std::fill(stretch_.lambda.begin(), stretch_.lambda.end(), 0.0);
+  std::fill(bending_.lambda.begin(), bending_.lambda.end(), 0.0);
 
   const bool proximity = settings.proximity && settings.thickness > 0;
   proximity_.clear();
@@ -234,29 +250,25 @@ void Solver::solve(const SolverInput& input, Positions& x, SolverOutput& output)
       // Stretch is cheap and carries the weight of the cloth: it gets kStretchSweeps sweeps per
       // iteration, alternating forward and backward through the colours (symmetric
       // Gauss-Seidel), which keeps a draped cloth near its rest lengths at 10 iterations.
-      const std::size_t stretch_colour_count = stretch_colours_.colour_count();
+      auto project = [&](DistanceConstraints& constraints, std::size_t colour, double alpha,
+                         double relaxation) {
+        const std::ptrdiff_t begin = constraints.offsets[colour];
+        const std::ptrdiff_t end = constraints.offsets[colour + 1];
+#pragma omp for schedule(static)
+        for (std::ptrdiff_t k = begin; k < end; ++k) {
+          project_distance(x, w, constraints.particles[k][0], constraints.particles[k][1],
+                           constraints.rest[k], alpha, constraints.lambda[k], relaxation);
+        }
+      };
+      const std::size_t stretch_colour_count = stretch_.colour_count();
       for (int sweep = 0; sweep < kStretchSweeps; ++sweep) {
         for (std::size_t step = 0; step < stretch_colour_count; ++step) {
           const std::size_t colour = sweep % 2 == 0 ? step : stretch_colour_count - 1 - step;
-          const std::ptrdiff_t begin = stretch_colours_.offsets[colour];
-          const std::ptrdiff_t end = stretch_colours_.offsets[colour + 1];
-#pragma omp for schedule(static)
-          for (std::ptrdiff_t k = begin; k < end; ++k) {
-            const Index c = stretch_colours_.order[k];
-            project_distance(x, w, stretch_[c][0], stretch_[c][1], stretch_rest_[c], stretch_alpha,
-                             stretch_lambda_[c], kStretchRelaxation);
-          }
+          project(stretch_, colour, stretch_alpha, kStretchRelaxation);
         }
       }
-      for (std::size_t colour = 0; colour < bending_colours_.colour_count(); ++colour) {
-        const std::ptrdiff_t begin = bending_colours_.offsets[colour];
-        const std::ptrdiff_t end = bending_colours_.offsets[colour + 1];
-#pragma omp for schedule(static)
-        for (std::ptrdiff_t k = begin; k < end; ++k) {
-          const Index c = bending_colours_.order[k];
-          project_distance(x, w, bending_[c][0], bending_[c][1], bending_rest_[c], bending_alpha,
-                           bending_lambda_[c]);
-        }
+      for (std::size_t colour = 0; colour < bending_.colour_count(); ++colour) {
+        project(bending_, colour, bending_alpha, 1.0);
       }
       // Pins: inverse mass 0, no constraint moves them.
       if (input.grab != nullptr) {
