@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <bit>
 #include <stdexcept>
 #include <string>
 
@@ -38,15 +39,14 @@ bool touches(const ClothMesh& mesh, Index p, std::span<const Index> vertices) {
   return false;
 }
 
-// Point-triangle pairs of the points `points` owns, except those in `skipped` (bit i: its owned
-// vertex i is a topological neighbour of the other leaf), with the triangles of `triangles`.
+// Point-triangle pairs of the owned vertices of `points` listed in `live` (bit i: owned vertex i)
+// with the triangles of `triangles`.
 void point_triangle_pairs(const ClothMesh& mesh, const Positions& x,
-                          const ProximitySearch::LeafParts& points, unsigned skipped,
+                          const ProximitySearch::LeafParts& points, unsigned live,
                           const ProximitySearch::LeafParts& triangles, double thickness,
                           std::vector<PointTrianglePair>& out) {
-  for (int i = 0; i < points.owned_vertex_count; ++i) {
-    if ((skipped >> i) & 1u) continue;
-    const Index p = points.owned_vertices[i];
+  for (; live != 0; live &= live - 1) {
+    const Index p = points.owned_vertices[std::countr_zero(live)];
     for (int j = 0; j < triangles.triangle_count; ++j) {
       const Index t = triangles.triangles[j];
       const auto& tri = mesh.triangles[t];
@@ -58,29 +58,41 @@ void point_triangle_pairs(const ClothMesh& mesh, const Positions& x,
   }
 }
 
-// Edge-edge pairs of the edges a and b own, except those in `skipped` (bit 5 i + j: owned edges
-// i of a and j of b are topological neighbours).
+// Edge-edge pairs of the owned edges of a and b listed in `live` (bit 5 i + j: owned edge i of a
+// with owned edge j of b).
 void edge_edge_pairs(const ClothMesh& mesh, const Positions& x, const ProximitySearch::LeafParts& a,
-                     const ProximitySearch::LeafParts& b, std::uint32_t skipped, double thickness,
+                     const ProximitySearch::LeafParts& b, std::uint32_t live, double thickness,
                      std::vector<EdgeEdgePair>& out) {
-  for (int i = 0; i < a.owned_edge_count; ++i) {
-    const auto& ea = mesh.edges[a.owned_edges[i]].vertices;
-    for (int j = 0; j < b.owned_edge_count; ++j) {
-      if ((skipped >> (5 * i + j)) & 1u) continue;
-      const auto& eb = mesh.edges[b.owned_edges[j]].vertices;
-      if (!boxes_near(x[ea[0]], x[ea[1]], x[eb[0]], x[eb[1]], thickness)) continue;
-      double s = 0, t = 0;
-      closest_points_of_segments(x[ea[0]], x[ea[1]], x[eb[0]], x[eb[1]], s, t);
-      // Where a closest point is an end point, the point-triangle pairs already hold the contact.
-      if (s <= 0 || s >= 1 || t <= 0 || t >= 1) continue;
-      const Vec3 pa = x[ea[0]] + s * (x[ea[1]] - x[ea[0]]);
-      const Vec3 pb = x[eb[0]] + t * (x[eb[1]] - x[eb[0]]);
-      if ((pa - pb).squaredNorm() < thickness * thickness) {
-        const Index e0 = a.owned_edges[i], e1 = b.owned_edges[j];
-        out.push_back({{std::min(e0, e1), std::max(e0, e1)}});
-      }
+  for (; live != 0; live &= live - 1) {
+    const int bit = std::countr_zero(live);
+    const Index e0 = a.owned_edges[bit / 5], e1 = b.owned_edges[bit % 5];
+    const auto& ea = mesh.edges[e0].vertices;
+    const auto& eb = mesh.edges[e1].vertices;
+    if (!boxes_near(x[ea[0]], x[ea[1]], x[eb[0]], x[eb[1]], thickness)) continue;
+    double s = 0, t = 0;
+    closest_points_of_segments(x[ea[0]], x[ea[1]], x[eb[0]], x[eb[1]], s, t);
+    // Where a closest point is an end point, the point-triangle pairs already hold the contact.
+    if (s <= 0 || s >= 1 || t <= 0 || t >= 1) continue;
+    const Vec3 pa = x[ea[0]] + s * (x[ea[1]] - x[ea[0]]);
+    const Vec3 pb = x[eb[0]] + t * (x[eb[1]] - x[eb[0]]);
+    if ((pa - pb).squaredNorm() < thickness * thickness) {
+      out.push_back({{std::min(e0, e1), std::max(e0, e1)}});
     }
   }
+}
+
+// All owned vertices of a leaf, as bits.
+unsigned all_points(const ProximitySearch::LeafParts& parts) {
+  return (1u << parts.owned_vertex_count) - 1;
+}
+
+// All pairs of owned edges of two leaves, as bits 5 i + j.
+std::uint32_t all_edge_pairs(const ProximitySearch::LeafParts& a,
+                             const ProximitySearch::LeafParts& b) {
+  const std::uint32_t row = (std::uint32_t{1} << b.owned_edge_count) - 1;
+  std::uint32_t all = 0;
+  for (int i = 0; i < a.owned_edge_count; ++i) all |= row << (5 * i);
+  return all;
 }
 
 template <typename T>
@@ -309,9 +321,11 @@ void ProximitySearch::test_leaves(Index a, Index b, const Positions& x, double t
   const ClothMesh& mesh = bvh_->mesh();
   const LeafParts& pa = parts_[a];
   const LeafParts& pb = parts_[b];
-  point_triangle_pairs(mesh, x, pa, skips.points_a, pb, thickness, out.point_triangle);
-  point_triangle_pairs(mesh, x, pb, skips.points_b, pa, thickness, out.point_triangle);
-  edge_edge_pairs(mesh, x, pa, pb, skips.edges, thickness, out.edge_edge);
+  point_triangle_pairs(mesh, x, pa, all_points(pa) & ~unsigned{skips.points_a}, pb, thickness,
+                       out.point_triangle);
+  point_triangle_pairs(mesh, x, pb, all_points(pb) & ~unsigned{skips.points_b}, pa, thickness,
+                       out.point_triangle);
+  edge_edge_pairs(mesh, x, pa, pb, all_edge_pairs(pa, pb) & ~skips.edges, thickness, out.edge_edge);
 }
 
 // The children of a node pair to test next: both sides are split while both can be, which
@@ -321,8 +335,9 @@ void ProximitySearch::children(Task task, Visit&& visit) const {
   const Node& a = nodes_[task.a];
   if (task.a == task.b) {
     if (a.leaf != kNoIndex) return;
-    visit(Task{a.left, a.left});
-    visit(Task{a.right, a.right});
+    // A leaf is not paired with itself: its points and edges are all neighbours.
+    if (nodes_[a.left].leaf == kNoIndex) visit(Task{a.left, a.left});
+    if (nodes_[a.right].leaf == kNoIndex) visit(Task{a.right, a.right});
     visit(Task{a.left, a.right});
     return;
   }
