@@ -232,9 +232,27 @@ std::vector<ProximitySearch::LeafParts> find_leaf_parts(const ClothMesh& mesh) {
 }
 
 // The top of the trees is unrolled into about kTargetTasks tasks for the threads; with fewer than
-// kParallelTasks (tiny meshes) the search runs on one thread.
+// kParallelTasks (tiny meshes) the walk runs on one thread, and with fewer than
+// kParallelLeafPairs leaf pairs so do their tests.
 constexpr std::size_t kParallelTasks = 16;
 constexpr std::size_t kTargetTasks = 256;
+constexpr std::size_t kParallelLeafPairs = 256;
+
+// The volumes are inflated by kReuseMargin times the thickness beyond what a search needs, so
+// the leaf pairs they give stay valid until some particle has moved that far: the searches until
+// then (often the second of a frame, and frames of a cloth at rest) only test those pairs again.
+// A larger margin walks less often but tests more leaf pairs each time (dropped cloth, 200
+// frames: margin 0.5 walks 345 times in 400 searches, 1.0 212 times with 2% more pairs).
+constexpr double kReuseMargin = 1.0;
+
+bool moved_less_than(const Positions& x, const Positions& reference, double distance) {
+  if (x.size() != reference.size()) return false;
+  const double limit = distance * distance;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    if (!((x[i] - reference[i]).squaredNorm() < limit)) return false;
+  }
+  return true;
+}
 
 }  // namespace
 
@@ -292,7 +310,7 @@ void ProximitySearch::find_skips() {
   }
 }
 
-void ProximitySearch::refit(const Positions& x, double thickness) {
+void ProximitySearch::refit(const Positions& x, double inflation) {
   // Children come after their parent, so a backward sweep meets them first.
   for (std::size_t n = nodes_.size(); n-- > 0;) {
     const Node& node = nodes_[n];
@@ -301,8 +319,7 @@ void ProximitySearch::refit(const Positions& x, double thickness) {
       volume = Kdop18();
       const LeafParts& parts = parts_[node.leaf];
       for (int i = 0; i < parts.vertex_count; ++i) volume.add(x[parts.vertices[i]]);
-      // Two primitives closer than the thickness are closer than that along every axis.
-      volume.inflate(0.5 * thickness);
+      volume.inflate(inflation);
     } else {
       volume = volumes_[node.left];
       volume.merge(volumes_[node.right]);
@@ -359,32 +376,18 @@ void ProximitySearch::children(Task task, Visit&& visit) const {
   }
 }
 
-void ProximitySearch::run(Task task, const Positions& x, double thickness,
-                          ProximityPairs& out) const {
+void ProximitySearch::run(Task task, std::vector<LeafPair>& out) const {
   children(task, [&](Task child) {
     if (child.a == kNoIndex) {
-      test_leaves(nodes_[task.a].leaf, nodes_[task.b].leaf, x, thickness, out);
+      out.push_back({nodes_[task.a].leaf, nodes_[task.b].leaf});
     } else {
-      run(child, x, thickness, out);
+      run(child, out);
     }
   });
 }
 
-const ProximityPairs& ProximitySearch::find(const Positions& x, double thickness) {
-  if (x.size() != bvh_->mesh().vertex_count()) {
-    throw std::invalid_argument("ProximitySearch::find: " + std::to_string(x.size()) +
-                                " positions for a mesh of " +
-                                std::to_string(bvh_->mesh().vertex_count()) + " vertices");
-  }
-  for (ProximityPairs& part : found_) {
-    part.point_triangle.clear();
-    part.edge_edge.clear();
-  }
-  result_.point_triangle.clear();
-  result_.edge_edge.clear();
-  if (!(thickness > 0)) return result_;
-  refit(x, thickness);
-
+void ProximitySearch::find_leaf_pairs(const Positions& x, double inflation) {
+  refit(x, inflation);
   // The top of the trees unrolled breadth-first into tasks, the same on any thread count.
   const auto roots = bvh_->roots();
   tasks_.clear();
@@ -403,12 +406,48 @@ const ProximityPairs& ProximitySearch::find(const Positions& x, double thickness
     }
     tasks_.swap(next_tasks_);
   }
-
-  found_.resize(static_cast<std::size_t>(std::max(1, omp_get_max_threads())));
+  thread_leaf_pairs_.resize(static_cast<std::size_t>(std::max(1, omp_get_max_threads())));
+  for (std::vector<LeafPair>& pairs : thread_leaf_pairs_) pairs.clear();
   const auto task_count = static_cast<std::ptrdiff_t>(tasks_.size());
 #pragma omp parallel for schedule(dynamic, 1) if (tasks_.size() >= kParallelTasks)
   for (std::ptrdiff_t k = 0; k < task_count; ++k) {
-    run(tasks_[k], x, thickness, found_[static_cast<std::size_t>(omp_get_thread_num())]);
+    run(tasks_[k], thread_leaf_pairs_[static_cast<std::size_t>(omp_get_thread_num())]);
+  }
+  // In whatever order the threads found them: the pairs found in them are sorted at the end.
+  leaf_pairs_.clear();
+  for (const std::vector<LeafPair>& pairs : thread_leaf_pairs_) {
+    leaf_pairs_.insert(leaf_pairs_.end(), pairs.begin(), pairs.end());
+  }
+}
+
+const ProximityPairs& ProximitySearch::find(const Positions& x, double thickness) {
+  if (x.size() != bvh_->mesh().vertex_count()) {
+    throw std::invalid_argument("ProximitySearch::find: " + std::to_string(x.size()) +
+                                " positions for a mesh of " +
+                                std::to_string(bvh_->mesh().vertex_count()) + " vertices");
+  }
+  result_.point_triangle.clear();
+  result_.edge_edge.clear();
+  if (!(thickness > 0)) return result_;
+  const double margin = kReuseMargin * thickness;
+  if (thickness != walked_thickness_ || !moved_less_than(x, walked_positions_, margin)) {
+    // Two primitives closer than the thickness are closer than that along every axis; each moves
+    // less than the margin until the next walk.
+    find_leaf_pairs(x, 0.5 * thickness + margin);
+    walked_positions_ = x;
+    walked_thickness_ = thickness;
+  }
+
+  found_.resize(static_cast<std::size_t>(std::max(1, omp_get_max_threads())));
+  for (ProximityPairs& part : found_) {
+    part.point_triangle.clear();
+    part.edge_edge.clear();
+  }
+  const auto leaf_pair_count = static_cast<std::ptrdiff_t>(leaf_pairs_.size());
+#pragma omp parallel for schedule(dynamic, 64) if (leaf_pairs_.size() >= kParallelLeafPairs)
+  for (std::ptrdiff_t k = 0; k < leaf_pair_count; ++k) {
+    test_leaves(leaf_pairs_[k][0], leaf_pairs_[k][1], x, thickness,
+                found_[static_cast<std::size_t>(omp_get_thread_num())]);
   }
   // Which thread found a pair varies; sorting makes the result independent of that.
   for (const ProximityPairs& part : found_) {

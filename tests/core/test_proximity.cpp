@@ -148,5 +148,32 @@ TEST(Proximity, CrumpledSheetsMatchTheAllPairsSearch) {
   }
 }
 
+// One search object, kept as the solver keeps it: after moves smaller than its margin it tests the
+// leaf pairs of its last walk of the trees again, after a larger move it walks again. Every
+// result must still be the all-pairs result at the new positions.
+TEST(Proximity, RepeatedSearchesOnMovingSheetsMatchTheAllPairsSearch) {
+  test::CrumpleOptions options;
+  options.nx = options.ny = 12;
+  options.seed = 4;
+  const std::vector<PolygonMesh> pieces = test::crumpled_pieces(options, 2);
+  const ClothMesh mesh = ClothMesh::build(pieces);
+  const double h = 0.05;
+  const Bvh bvh(mesh, mesh.rest_positions);
+  ProximitySearch search(bvh);
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> fraction(0, 1);
+  Positions x = mesh.rest_positions;
+  for (double step : {0.0, 0.15 * h, 0.15 * h, 0.15 * h, 3 * h, 0.2 * h, 0.0}) {
+    for (Vec3& p : x) p += step * fraction(rng) * random_point(rng).normalized();
+    SCOPED_TRACE(step);
+    const ProximityPairs found = search.find(x, h);
+    const ProximityPairs expected = all_pairs(mesh, x, h);
+    EXPECT_EQ(found.point_triangle, expected.point_triangle);
+    EXPECT_EQ(found.edge_edge, expected.edge_edge);
+  }
+  // Another thickness is a new search.
+  EXPECT_EQ(search.find(x, 2 * h).point_triangle, all_pairs(mesh, x, 2 * h).point_triangle);
+}
+
 }  // namespace
 }  // namespace untangle

@@ -28,7 +28,9 @@ struct ProximityPairs {
 // per frame). What depends only on the mesh is worked out once: which leaf owns each vertex and
 // edge (each is tested only from its owner, so every pair is tested once), and the parts of every
 // leaf. The search walks the BVH's trees with volumes of its own, refit here to the positions
-// and inflated by half the thickness; the BVH itself is neither refit nor changed.
+// and inflated by a margin beyond the thickness; the BVH itself is neither refit nor changed.
+// The leaf pairs of a walk are kept, and tested again without a walk as long as no particle has
+// moved farther than the margin since.
 // Topological neighbours are left out, as bending keeps them apart and the narrow phase skips
 // them too: a point is not paired with a triangle of a leaf that holds it or shares a polygon
 // with it (ClothMesh::vertex_ring), nor an edge with an edge whose end points share a polygon.
@@ -68,10 +70,12 @@ class ProximitySearch {
   };
 
   void find_skips();
-  void refit(const Positions& x, double thickness);
+  void refit(const Positions& x, double inflation);
+  // The leaf pairs whose volumes, inflated by `inflation`, overlap at x: into leaf_pairs_.
+  void find_leaf_pairs(const Positions& x, double inflation);
   template <typename Visit>
   void children(Task task, Visit&& visit) const;
-  void run(Task task, const Positions& x, double thickness, ProximityPairs& out) const;
+  void run(Task task, std::vector<LeafPair>& out) const;
   void test_leaves(Index a, Index b, const Positions& x, double thickness,
                    ProximityPairs& out) const;
 
@@ -81,8 +85,13 @@ class ProximitySearch {
   std::vector<Kdop18> volumes_;      // per BVH node
   std::vector<Index> skip_offsets_;  // the Skips of leaf a: skips_[offsets[a] .. offsets[a + 1])
   std::vector<Skips> skips_;         // by a, then by b
+  // The leaf pairs of the last walk of the trees, at walked_positions_, for walked_thickness_.
+  std::vector<LeafPair> leaf_pairs_;
+  Positions walked_positions_;
+  double walked_thickness_ = 0;
   // Kept between calls, so a search allocates nothing once warm.
   std::vector<Task> tasks_, next_tasks_;
+  std::vector<std::vector<LeafPair>> thread_leaf_pairs_;
   std::vector<ProximityPairs> found_;  // per thread
   ProximityPairs result_;
 };
