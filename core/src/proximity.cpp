@@ -327,22 +327,28 @@ void ProximitySearch::refit(const Positions& x, double inflation) {
   }
 }
 
-void ProximitySearch::test_leaves(Index a, Index b, const Positions& x, double thickness,
-                                  ProximityPairs& out) const {
+ProximitySearch::LeafTests ProximitySearch::live_tests(Index a, Index b) const {
   if (a > b) std::swap(a, b);
   const auto begin = skips_.begin() + skip_offsets_[a];
   const auto end = skips_.begin() + skip_offsets_[a + 1];
   const auto found = std::lower_bound(
       begin, end, b, [](const Skips& skips, Index leaf) { return skips.other < leaf; });
   const Skips skips = found != end && found->other == b ? *found : Skips{b};
-  const ClothMesh& mesh = bvh_->mesh();
   const LeafParts& pa = parts_[a];
   const LeafParts& pb = parts_[b];
-  point_triangle_pairs(mesh, x, pa, all_points(pa) & ~unsigned{skips.points_a}, pb, thickness,
-                       out.point_triangle);
-  point_triangle_pairs(mesh, x, pb, all_points(pb) & ~unsigned{skips.points_b}, pa, thickness,
-                       out.point_triangle);
-  edge_edge_pairs(mesh, x, pa, pb, all_edge_pairs(pa, pb) & ~skips.edges, thickness, out.edge_edge);
+  return {a, b, static_cast<std::uint8_t>(all_points(pa) & ~unsigned{skips.points_a}),
+          static_cast<std::uint8_t>(all_points(pb) & ~unsigned{skips.points_b}),
+          all_edge_pairs(pa, pb) & ~skips.edges};
+}
+
+void ProximitySearch::test_leaves(const LeafTests& tests, const Positions& x, double thickness,
+                                  ProximityPairs& out) const {
+  const ClothMesh& mesh = bvh_->mesh();
+  const LeafParts& pa = parts_[tests.a];
+  const LeafParts& pb = parts_[tests.b];
+  point_triangle_pairs(mesh, x, pa, tests.points_a, pb, thickness, out.point_triangle);
+  point_triangle_pairs(mesh, x, pb, tests.points_b, pa, thickness, out.point_triangle);
+  edge_edge_pairs(mesh, x, pa, pb, tests.edges, thickness, out.edge_edge);
 }
 
 // The children of a node pair to test next: both sides are split while both can be, which
@@ -376,10 +382,11 @@ void ProximitySearch::children(Task task, Visit&& visit) const {
   }
 }
 
-void ProximitySearch::run(Task task, std::vector<LeafPair>& out) const {
+void ProximitySearch::run(Task task, std::vector<LeafTests>& out) const {
   children(task, [&](Task child) {
     if (child.a == kNoIndex) {
-      out.push_back({nodes_[task.a].leaf, nodes_[task.b].leaf});
+      const LeafTests tests = live_tests(nodes_[task.a].leaf, nodes_[task.b].leaf);
+      if (tests.points_a != 0 || tests.points_b != 0 || tests.edges != 0) out.push_back(tests);
     } else {
       run(child, out);
     }
@@ -406,17 +413,17 @@ void ProximitySearch::find_leaf_pairs(const Positions& x, double inflation) {
     }
     tasks_.swap(next_tasks_);
   }
-  thread_leaf_pairs_.resize(static_cast<std::size_t>(std::max(1, omp_get_max_threads())));
-  for (std::vector<LeafPair>& pairs : thread_leaf_pairs_) pairs.clear();
+  thread_leaf_tests_.resize(static_cast<std::size_t>(std::max(1, omp_get_max_threads())));
+  for (std::vector<LeafTests>& tests : thread_leaf_tests_) tests.clear();
   const auto task_count = static_cast<std::ptrdiff_t>(tasks_.size());
 #pragma omp parallel for schedule(dynamic, 1) if (tasks_.size() >= kParallelTasks)
   for (std::ptrdiff_t k = 0; k < task_count; ++k) {
-    run(tasks_[k], thread_leaf_pairs_[static_cast<std::size_t>(omp_get_thread_num())]);
+    run(tasks_[k], thread_leaf_tests_[static_cast<std::size_t>(omp_get_thread_num())]);
   }
   // In whatever order the threads found them: the pairs found in them are sorted at the end.
-  leaf_pairs_.clear();
-  for (const std::vector<LeafPair>& pairs : thread_leaf_pairs_) {
-    leaf_pairs_.insert(leaf_pairs_.end(), pairs.begin(), pairs.end());
+  leaf_tests_.clear();
+  for (const std::vector<LeafTests>& tests : thread_leaf_tests_) {
+    leaf_tests_.insert(leaf_tests_.end(), tests.begin(), tests.end());
   }
 }
 
@@ -443,10 +450,10 @@ const ProximityPairs& ProximitySearch::find(const Positions& x, double thickness
     part.point_triangle.clear();
     part.edge_edge.clear();
   }
-  const auto leaf_pair_count = static_cast<std::ptrdiff_t>(leaf_pairs_.size());
-#pragma omp parallel for schedule(dynamic, 64) if (leaf_pairs_.size() >= kParallelLeafPairs)
+  const auto leaf_pair_count = static_cast<std::ptrdiff_t>(leaf_tests_.size());
+#pragma omp parallel for schedule(dynamic, 64) if (leaf_tests_.size() >= kParallelLeafPairs)
   for (std::ptrdiff_t k = 0; k < leaf_pair_count; ++k) {
-    test_leaves(leaf_pairs_[k][0], leaf_pairs_[k][1], x, thickness,
+    test_leaves(leaf_tests_[k], x, thickness,
                 found_[static_cast<std::size_t>(omp_get_thread_num())]);
   }
   // Which thread found a pair varies; sorting makes the result independent of that.

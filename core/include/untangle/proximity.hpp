@@ -68,15 +68,23 @@ class ProximitySearch {
     std::uint8_t points_a = 0, points_b = 0;
     std::uint32_t edges = 0;
   };
+  // The tests of a leaf pair (a < b) that the neighbour rule keeps, as bits like those of Skips.
+  struct LeafTests {
+    Index a, b;
+    std::uint8_t points_a, points_b;
+    std::uint32_t edges;
+  };
 
   void find_skips();
   void refit(const Positions& x, double inflation);
-  // The leaf pairs whose volumes, inflated by `inflation`, overlap at x: into leaf_pairs_.
+  // The tests of the leaf pairs whose volumes, inflated by `inflation`, overlap at x: into
+  // leaf_tests_.
   void find_leaf_pairs(const Positions& x, double inflation);
   template <typename Visit>
   void children(Task task, Visit&& visit) const;
-  void run(Task task, std::vector<LeafPair>& out) const;
-  void test_leaves(Index a, Index b, const Positions& x, double thickness,
+  LeafTests live_tests(Index a, Index b) const;
+  void run(Task task, std::vector<LeafTests>& out) const;
+  void test_leaves(const LeafTests& tests, const Positions& x, double thickness,
                    ProximityPairs& out) const;
 
   const Bvh* bvh_;
@@ -85,13 +93,14 @@ class ProximitySearch {
   std::vector<Kdop18> volumes_;      // per BVH node
   std::vector<Index> skip_offsets_;  // the Skips of leaf a: skips_[offsets[a] .. offsets[a + 1])
   std::vector<Skips> skips_;         // by a, then by b
-  // The leaf pairs of the last walk of the trees, at walked_positions_, for walked_thickness_.
-  std::vector<LeafPair> leaf_pairs_;
+  // The tests of the leaf pairs of the last walk of the trees, at walked_positions_, for
+  // walked_thickness_.
+  std::vector<LeafTests> leaf_tests_;  // of the pairs with any
   Positions walked_positions_;
   double walked_thickness_ = 0;
   // Kept between calls, so a search allocates nothing once warm.
   std::vector<Task> tasks_, next_tasks_;
-  std::vector<std::vector<LeafPair>> thread_leaf_pairs_;
+  std::vector<std::vector<LeafTests>> thread_leaf_tests_;
   std::vector<ProximityPairs> found_;  // per thread
   ProximityPairs result_;
 };
