@@ -10,6 +10,9 @@ namespace {
 // Below this many particles a solve runs on one thread: waking the team costs more.
 constexpr std::ptrdiff_t kParallelMinimum = 512;
 
+// Below this many proximity constraints they are projected on one thread.
+constexpr std::size_t kParallelProximity = 1024;
+
 constexpr int kStretchSweeps = 1;
 constexpr double kStretchRelaxation = 1.0;
 
@@ -140,61 +143,70 @@ void Solver::project_proximity(const SolverInput& input, Positions& x, SolverOut
   const bool rule = displacement != nullptr && !displacement->empty() &&
                     displacement->drop_opposing_proximity &&
                     displacement->near_contour.size() == x.size();
+  auto project = [&](std::ptrdiff_t k) {
+    const ProximityConstraint& c = proximity_[proximity_colours_.order[k]];
+    const auto& p = c.particles;
+    std::array<double, 4> weights;  // the gradient of C along n, per particle
+    Vec3 n;
+    double distance = 0;
+    if (c.point_triangle) {
+      Vec3 normal = (x[p[2]] - x[p[1]]).cross(x[p[3]] - x[p[1]]);
+      const double area2 = normal.norm();
+      if (area2 < 1e-14) return;
+      n = normal * (c.side.x() / area2);
+      Vec3 barycentric;
+      const Vec3 q = closest_point_on_triangle(x[p[0]], x[p[1]], x[p[2]], x[p[3]], barycentric);
+      distance = (x[p[0]] - q).dot(n);
+      weights = {1, -barycentric[0], -barycentric[1], -barycentric[2]};
+    } else {
+      double s = 0, t = 0;
+      closest_points_of_segments(x[p[0]], x[p[1]], x[p[2]], x[p[3]], s, t);
+      const Vec3 d = ((1 - s) * x[p[0]] + s * x[p[1]]) - ((1 - t) * x[p[2]] + t * x[p[3]]);
+      const double length = d.norm();
+      if (length > 1e-12) {
+        n = d / length;
+        if (n.dot(c.side) < 0) n = -n;
+      } else {
+        const double side_length = c.side.norm();
+        if (side_length < 1e-12) return;
+        n = c.side / side_length;
+      }
+      distance = d.dot(n);
+      weights = {1 - s, s, -(1 - t), -t};
+    }
+    const double violation = distance - h;
+    if (violation >= 0) return;
+    double denominator = 0;
+    for (int i = 0; i < 4; ++i) denominator += w[p[i]] * weights[i] * weights[i];
+    if (denominator < 1e-12) return;
+    const double delta_lambda = -violation / denominator;
+    for (int i = 0; i < 4; ++i) {
+      if (w[p[i]] <= 0) continue;
+      const Vec3 correction = (w[p[i]] * weights[i] * delta_lambda) * n;
+      // SPEC "Proximity constraints": next to a contour a push against the untangling
+      // displacement would widen the intersection, so it is dropped.
+      if (rule && displacement->near_contour[p[i]] &&
+          correction.dot(displacement->delta[p[i]]) < 0) {
+        continue;
+      }
+      x[p[i]] += correction;
+      output.proximity[p[i]] += correction;
+      output.momentum_free[p[i]] += correction;
+    }
+  };
+  // Few pairs (the usual case) are projected by one thread: a barrier per colour would cost more
+  // than the projections. The order is the same either way (colour by colour, and the
+  // constraints of one colour share no particle).
+  if (proximity_.size() < kParallelProximity) {
+#pragma omp single
+    for (std::ptrdiff_t k = 0; k < static_cast<std::ptrdiff_t>(proximity_.size()); ++k) project(k);
+    return;
+  }
   for (std::size_t colour = 0; colour < proximity_colours_.colour_count(); ++colour) {
     const std::ptrdiff_t begin = proximity_colours_.offsets[colour];
     const std::ptrdiff_t end = proximity_colours_.offsets[colour + 1];
 #pragma omp for schedule(static)
-    for (std::ptrdiff_t k = begin; k < end; ++k) {
-      const ProximityConstraint& c = proximity_[proximity_colours_.order[k]];
-      const auto& p = c.particles;
-      std::array<double, 4> weights;  // the gradient of C along n, per particle
-      Vec3 n;
-      double distance = 0;
-      if (c.point_triangle) {
-        Vec3 normal = (x[p[2]] - x[p[1]]).cross(x[p[3]] - x[p[1]]);
-        const double area2 = normal.norm();
-        if (area2 < 1e-14) continue;
-        n = normal * (c.side.x() / area2);
-        Vec3 barycentric;
-        const Vec3 q = closest_point_on_triangle(x[p[0]], x[p[1]], x[p[2]], x[p[3]], barycentric);
-        distance = (x[p[0]] - q).dot(n);
-        weights = {1, -barycentric[0], -barycentric[1], -barycentric[2]};
-      } else {
-        double s = 0, t = 0;
-        closest_points_of_segments(x[p[0]], x[p[1]], x[p[2]], x[p[3]], s, t);
-        const Vec3 d = ((1 - s) * x[p[0]] + s * x[p[1]]) - ((1 - t) * x[p[2]] + t * x[p[3]]);
-        const double length = d.norm();
-        if (length > 1e-12) {
-          n = d / length;
-          if (n.dot(c.side) < 0) n = -n;
-        } else {
-          const double side_length = c.side.norm();
-          if (side_length < 1e-12) continue;
-          n = c.side / side_length;
-        }
-        distance = d.dot(n);
-        weights = {1 - s, s, -(1 - t), -t};
-      }
-      const double violation = distance - h;
-      if (violation >= 0) continue;
-      double denominator = 0;
-      for (int i = 0; i < 4; ++i) denominator += w[p[i]] * weights[i] * weights[i];
-      if (denominator < 1e-12) continue;
-      const double delta_lambda = -violation / denominator;
-      for (int i = 0; i < 4; ++i) {
-        if (w[p[i]] <= 0) continue;
-        const Vec3 correction = (w[p[i]] * weights[i] * delta_lambda) * n;
-        // SPEC "Proximity constraints": next to a contour a push against the untangling
-        // displacement would widen the intersection, so it is dropped.
-        if (rule && displacement->near_contour[p[i]] &&
-            correction.dot(displacement->delta[p[i]]) < 0) {
-          continue;
-        }
-        x[p[i]] += correction;
-        output.proximity[p[i]] += correction;
-        output.momentum_free[p[i]] += correction;
-      }
-    }
+    for (std::ptrdiff_t k = begin; k < end; ++k) project(k);
   }
 }
 
