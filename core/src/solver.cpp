@@ -10,6 +10,9 @@ namespace {
 // Below this many particles a solve runs on one thread: waking the team costs more.
 constexpr std::ptrdiff_t kParallelMinimum = 512;
 
+// Below this many proximity constraints they are projected on one thread.
+constexpr std::size_t kParallelProximity = 1024;
+
 constexpr int kStretchSweeps = 1;
 constexpr double kStretchRelaxation = 1.0;
 
@@ -46,32 +49,49 @@ Vec3 apply_friction(const Vec3& velocity, const Vec3& normal, double depth, doub
   return velocity - tangential * (limit / speed);
 }
 
-Solver::Solver(const ClothMesh& mesh) : mesh_(&mesh) {
+// Distance constraints grouped by colour, stored in that order so a colour is one contiguous run.
+Solver::DistanceConstraints Solver::in_colour_order(
+    const std::vector<std::array<Index, 2>>& particles, const std::vector<double>& rest,
+    std::size_t particle_count) {
+  const Colouring colouring = colour_constraints(particles, particle_count);
+  DistanceConstraints out;
+  out.offsets = colouring.offsets;
+  out.particles.reserve(particles.size());
+  out.rest.reserve(particles.size());
+  for (Index c : colouring.order) {
+    out.particles.push_back(particles[c]);
+    out.rest.push_back(rest[c]);
+  }
+  out.lambda.assign(particles.size(), 0);
+  return out;
+}
+
+Solver::Solver(const Bvh& bvh) : mesh_(&bvh.mesh()), proximity_search_(bvh) {
+  const ClothMesh& mesh = *mesh_;
   const std::size_t n = mesh.vertex_count();
-  stretch_.reserve(mesh.edges.size());
+  std::vector<std::array<Index, 2>> stretch, bending;
+  std::vector<double> stretch_rest, bending_rest;
   for (std::size_t e = 0; e < mesh.edges.size(); ++e) {
-    stretch_.push_back(mesh.edges[e].vertices);
-    stretch_rest_.push_back(mesh.rest_edge_lengths[e]);
+    stretch.push_back(mesh.edges[e].vertices);
+    stretch_rest.push_back(mesh.rest_edge_lengths[e]);
   }
   for (const MeshEdge& edge : mesh.edges) {
     if (edge.triangle_count != 2) continue;
     const Index a = opposite_vertex(mesh.triangles[edge.triangles[0]], edge.vertices);
     const Index b = opposite_vertex(mesh.triangles[edge.triangles[1]], edge.vertices);
     if (a == kNoIndex || b == kNoIndex || a == b) continue;
-    bending_.push_back({a, b});
-    bending_rest_.push_back((mesh.rest_positions[a] - mesh.rest_positions[b]).norm());
+    bending.push_back({a, b});
+    bending_rest.push_back((mesh.rest_positions[a] - mesh.rest_positions[b]).norm());
   }
-  stretch_colours_ = colour_constraints(stretch_, n);
-  bending_colours_ = colour_constraints(bending_, n);
-  stretch_lambda_.assign(stretch_.size(), 0);
-  bending_lambda_.assign(bending_.size(), 0);
+  stretch_ = in_colour_order(stretch, stretch_rest, n);
+  bending_ = in_colour_order(bending, bending_rest, n);
 }
 
 void Solver::build_proximity(const SolverInput& input, const Positions& x) {
   const ClothMesh& mesh = *mesh_;
   const std::vector<double>& w = input.inverse_mass;
   const Positions& prev = input.previous;
-  const ProximityPairs pairs = find_proximity_pairs(mesh, *input.bvh, x, input.settings.thickness);
+  const ProximityPairs& pairs = proximity_search_.find(x, input.settings.thickness);
   proximity_.clear();
   proximity_.reserve(pairs.size());
   for (const PointTrianglePair& pair : pairs.point_triangle) {
@@ -123,64 +143,73 @@ void Solver::project_proximity(const SolverInput& input, Positions& x, SolverOut
   const bool rule = displacement != nullptr && !displacement->empty() &&
                     displacement->drop_opposing_proximity &&
                     displacement->near_contour.size() == x.size();
+  auto project = [&](std::ptrdiff_t k) {
+    const ProximityConstraint& c = proximity_[proximity_colours_.order[k]];
+    const auto& p = c.particles;
+    std::array<double, 4> weights;  // the gradient of C along n, per particle
+    Vec3 n;
+    double distance = 0;
+    if (c.point_triangle) {
+      Vec3 normal = (x[p[2]] - x[p[1]]).cross(x[p[3]] - x[p[1]]);
+      const double area2 = normal.norm();
+      if (area2 < 1e-14) return;
+      n = normal * (c.side.x() / area2);
+      Vec3 barycentric;
+      const Vec3 q = closest_point_on_triangle(x[p[0]], x[p[1]], x[p[2]], x[p[3]], barycentric);
+      distance = (x[p[0]] - q).dot(n);
+      weights = {1, -barycentric[0], -barycentric[1], -barycentric[2]};
+    } else {
+      double s = 0, t = 0;
+      closest_points_of_segments(x[p[0]], x[p[1]], x[p[2]], x[p[3]], s, t);
+      const Vec3 d = ((1 - s) * x[p[0]] + s * x[p[1]]) - ((1 - t) * x[p[2]] + t * x[p[3]]);
+      const double length = d.norm();
+      if (length > 1e-12) {
+        n = d / length;
+        if (n.dot(c.side) < 0) n = -n;
+      } else {
+        const double side_length = c.side.norm();
+        if (side_length < 1e-12) return;
+        n = c.side / side_length;
+      }
+      distance = d.dot(n);
+      weights = {1 - s, s, -(1 - t), -t};
+    }
+    // A pair found close may be crossed by the time it is projected (a crushed fold whose sliver
+    // triangles flip their normal): it is pushed back by the thickness at most, since a deeper
+    // push would throw the particle through further layers.
+    const double violation = std::max(distance - h, -h);
+    if (violation >= 0) return;
+    double denominator = 0;
+    for (int i = 0; i < 4; ++i) denominator += w[p[i]] * weights[i] * weights[i];
+    if (denominator < 1e-12) return;
+    const double delta_lambda = -violation / denominator;
+    for (int i = 0; i < 4; ++i) {
+      if (w[p[i]] <= 0) continue;
+      const Vec3 correction = (w[p[i]] * weights[i] * delta_lambda) * n;
+      // SPEC "Proximity constraints": next to a contour a push against the untangling
+      // displacement would widen the intersection, so it is dropped.
+      if (rule && displacement->near_contour[p[i]] &&
+          correction.dot(displacement->delta[p[i]]) < 0) {
+        continue;
+      }
+      x[p[i]] += correction;
+      output.proximity[p[i]] += correction;
+      output.momentum_free[p[i]] += correction;
+    }
+  };
+  // Few pairs (the usual case) are projected by one thread: a barrier per colour would cost more
+  // than the projections. The order is the same either way (colour by colour, and the
+  // constraints of one colour share no particle).
+  if (proximity_.size() < kParallelProximity) {
+#pragma omp single
+    for (std::ptrdiff_t k = 0; k < static_cast<std::ptrdiff_t>(proximity_.size()); ++k) project(k);
+    return;
+  }
   for (std::size_t colour = 0; colour < proximity_colours_.colour_count(); ++colour) {
     const std::ptrdiff_t begin = proximity_colours_.offsets[colour];
     const std::ptrdiff_t end = proximity_colours_.offsets[colour + 1];
 #pragma omp for schedule(static)
-    for (std::ptrdiff_t k = begin; k < end; ++k) {
-      const ProximityConstraint& c = proximity_[proximity_colours_.order[k]];
-      const auto& p = c.particles;
-      std::array<double, 4> weights;  // the gradient of C along n, per particle
-      Vec3 n;
-      double distance = 0;
-      if (c.point_triangle) {
-        Vec3 normal = (x[p[2]] - x[p[1]]).cross(x[p[3]] - x[p[1]]);
-        const double area2 = normal.norm();
-        if (area2 < 1e-14) continue;
-        n = normal * (c.side.x() / area2);
-        Vec3 barycentric;
-        const Vec3 q = closest_point_on_triangle(x[p[0]], x[p[1]], x[p[2]], x[p[3]], barycentric);
-        distance = (x[p[0]] - q).dot(n);
-        weights = {1, -barycentric[0], -barycentric[1], -barycentric[2]};
-      } else {
-        double s = 0, t = 0;
-        closest_points_of_segments(x[p[0]], x[p[1]], x[p[2]], x[p[3]], s, t);
-        const Vec3 d = ((1 - s) * x[p[0]] + s * x[p[1]]) - ((1 - t) * x[p[2]] + t * x[p[3]]);
-        const double length = d.norm();
-        if (length > 1e-12) {
-          n = d / length;
-          if (n.dot(c.side) < 0) n = -n;
-        } else {
-          const double side_length = c.side.norm();
-          if (side_length < 1e-12) continue;
-          n = c.side / side_length;
-        }
-        distance = d.dot(n);
-        weights = {1 - s, s, -(1 - t), -t};
-      }
-      // A pair found close may be crossed by the time it is projected (a crushed fold whose
-      // sliver triangles flip their normal): it is pushed back by the thickness at most, since a
-      // deeper push would throw the particle through further layers.
-      const double violation = std::max(distance - h, -h);
-      if (violation >= 0) continue;
-      double denominator = 0;
-      for (int i = 0; i < 4; ++i) denominator += w[p[i]] * weights[i] * weights[i];
-      if (denominator < 1e-12) continue;
-      const double delta_lambda = -violation / denominator;
-      for (int i = 0; i < 4; ++i) {
-        if (w[p[i]] <= 0) continue;
-        const Vec3 correction = (w[p[i]] * weights[i] * delta_lambda) * n;
-        // SPEC "Proximity constraints": next to a contour a push against the untangling
-        // displacement would widen the intersection, so it is dropped.
-        if (rule && displacement->near_contour[p[i]] &&
-            correction.dot(displacement->delta[p[i]]) < 0) {
-          continue;
-        }
-        x[p[i]] += correction;
-        output.proximity[p[i]] += correction;
-        output.momentum_free[p[i]] += correction;
-      }
-    }
+    for (std::ptrdiff_t k = begin; k < end; ++k) project(k);
   }
 }
 
@@ -200,20 +229,19 @@ void Solver::solve(const SolverInput& input, Positions& x, SolverOutput& output)
   output.contact_normal.assign(x.size(), Vec3::Zero());
   output.proximity_pairs = 0;
   output.proximity_seconds = 0;
-  std::fill(stretch_lambda_.begin(), stretch_lambda_.end(), 0.0);
-  std::fill(bending_lambda_.begin(), bending_lambda_.end(), 0.0);
+  std::fill(stretch_.lambda.begin(), stretch_.lambda.end(), 0.0);
+  std::fill(bending_.lambda.begin(), bending_.lambda.end(), 0.0);
 
-  const bool proximity = settings.proximity && settings.thickness > 0 && input.bvh != nullptr;
+  const bool proximity = settings.proximity && settings.thickness > 0;
   proximity_.clear();
   proximity_colours_ = {};
-  auto search = [&](bool refit) {
+  auto search = [&] {
     const double start = omp_get_wtime();
-    if (refit) input.bvh->refit(x, settings.thickness);
     build_proximity(input, x);
     output.proximity_pairs += proximity_.size();
     output.proximity_seconds += omp_get_wtime() - start;
   };
-  if (proximity) search(false);
+  if (proximity) search();
 
   const Displacement* displacement =
       input.displacement != nullptr && input.displacement->delta.size() == x.size()
@@ -230,36 +258,32 @@ void Solver::solve(const SolverInput& input, Positions& x, SolverOutput& output)
   const bool parallel = n > kParallelMinimum;
   for (int iteration = 0; iteration < iterations; ++iteration) {
     // Falling cloth moves a lot within one frame: the close pairs are found again halfway.
-    if (proximity && iteration == iterations / 2 && iteration > 0) search(true);
+    if (proximity && iteration == iterations / 2 && iteration > 0) search();
 
 #pragma omp parallel if (parallel)
     {
       // Stretch is cheap and carries the weight of the cloth: it gets kStretchSweeps sweeps per
       // iteration, alternating forward and backward through the colours (symmetric
       // Gauss-Seidel), which keeps a draped cloth near its rest lengths at 10 iterations.
-      const std::size_t stretch_colour_count = stretch_colours_.colour_count();
+      auto project = [&](DistanceConstraints& constraints, std::size_t colour, double alpha,
+                         double relaxation) {
+        const std::ptrdiff_t begin = constraints.offsets[colour];
+        const std::ptrdiff_t end = constraints.offsets[colour + 1];
+#pragma omp for schedule(static)
+        for (std::ptrdiff_t k = begin; k < end; ++k) {
+          project_distance(x, w, constraints.particles[k][0], constraints.particles[k][1],
+                           constraints.rest[k], alpha, constraints.lambda[k], relaxation);
+        }
+      };
+      const std::size_t stretch_colour_count = stretch_.colour_count();
       for (int sweep = 0; sweep < kStretchSweeps; ++sweep) {
         for (std::size_t step = 0; step < stretch_colour_count; ++step) {
           const std::size_t colour = sweep % 2 == 0 ? step : stretch_colour_count - 1 - step;
-          const std::ptrdiff_t begin = stretch_colours_.offsets[colour];
-          const std::ptrdiff_t end = stretch_colours_.offsets[colour + 1];
-#pragma omp for schedule(static)
-          for (std::ptrdiff_t k = begin; k < end; ++k) {
-            const Index c = stretch_colours_.order[k];
-            project_distance(x, w, stretch_[c][0], stretch_[c][1], stretch_rest_[c], stretch_alpha,
-                             stretch_lambda_[c], kStretchRelaxation);
-          }
+          project(stretch_, colour, stretch_alpha, kStretchRelaxation);
         }
       }
-      for (std::size_t colour = 0; colour < bending_colours_.colour_count(); ++colour) {
-        const std::ptrdiff_t begin = bending_colours_.offsets[colour];
-        const std::ptrdiff_t end = bending_colours_.offsets[colour + 1];
-#pragma omp for schedule(static)
-        for (std::ptrdiff_t k = begin; k < end; ++k) {
-          const Index c = bending_colours_.order[k];
-          project_distance(x, w, bending_[c][0], bending_[c][1], bending_rest_[c], bending_alpha,
-                           bending_lambda_[c]);
-        }
+      for (std::size_t colour = 0; colour < bending_.colour_count(); ++colour) {
+        project(bending_, colour, bending_alpha, 1.0);
       }
       // Pins: inverse mass 0, no constraint moves them.
       if (input.grab != nullptr) {

@@ -114,7 +114,7 @@ World::World(const Scene& scene)
   pull_stiffness_ = scene.pull_stiffness;
   spacing_ = settings_.spacing > 0 ? settings_.spacing : mesh_->mean_edge_length;
   bvh_ = std::make_unique<Bvh>(*mesh_, positions_);
-  solver_ = std::make_unique<Solver>(*mesh_);
+  solver_ = std::make_unique<Solver>(*bvh_);
   response_ = make_response(settings_.method);
 }
 
@@ -231,8 +231,7 @@ void World::step() {
                     displacement_.empty() ? nullptr : &displacement_,
                     grab.particles.empty() ? nullptr : &grab,
                     pull_targets_.empty() ? nullptr : &pull_targets_,
-                    pull_stiffness_,
-                    bvh_.get()};
+                    pull_stiffness_};
   SolverOutput output;
   solver_->solve(input, x, output);
   stats_.proximity_pairs = output.proximity_pairs;

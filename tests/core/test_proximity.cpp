@@ -1,4 +1,4 @@
-// Proximity: the closest-point helpers against dense sampling, and find_proximity_pairs against an
+// Proximity: the closest-point helpers against dense sampling, and ProximitySearch against an
 // all-pairs search with the same neighbour rule, on parallel sheets and on crumpled ones.
 #include <gtest/gtest.h>
 
@@ -62,7 +62,7 @@ TEST(Proximity, ClosestPointsOfSegmentsMatchSampling) {
   }
 }
 
-// The rule of find_proximity_pairs, written out plainly: topological neighbours (sharing a
+// The rule of ProximitySearch, written out plainly: topological neighbours (sharing a
 // polygon with a vertex of the triangle's leaf, or of the other edge) are not pairs.
 bool near_in_mesh(const ClothMesh& mesh, Index p, std::span<const Index> vertices) {
   for (Index v : vertices) {
@@ -110,9 +110,9 @@ ProximityPairs all_pairs(const ClothMesh& mesh, const Positions& x, double h) {
 }
 
 void expect_same_pairs(const ClothMesh& mesh, const Positions& x, double h) {
-  Bvh bvh(mesh, x);
-  bvh.refit(x, h);
-  const ProximityPairs found = find_proximity_pairs(mesh, bvh, x, h);
+  const Bvh bvh(mesh, x);
+  ProximitySearch search(bvh);
+  const ProximityPairs found = search.find(x, h);
   const ProximityPairs expected = all_pairs(mesh, x, h);
   EXPECT_EQ(found.point_triangle, expected.point_triangle);
   EXPECT_EQ(found.edge_edge, expected.edge_edge);
@@ -125,15 +125,15 @@ TEST(Proximity, ParallelSheetsCloserThanTheThicknessPairEveryPointWithTheOtherSh
   const ClothMesh mesh = ClothMesh::build(pieces);
   const Positions x = mesh.rest_positions;
   expect_same_pairs(mesh, x, h);
-  Bvh bvh(mesh, x);
-  bvh.refit(x, h);
-  const ProximityPairs found = find_proximity_pairs(mesh, bvh, x, h);
+  const Bvh bvh(mesh, x);
+  ProximitySearch search(bvh);
+  const ProximityPairs found = search.find(x, h);
   EXPECT_GT(found.point_triangle.size(), 49u);  // every upper vertex over the lower sheet
   // A sheet alone, flat: nothing is close to anything that is not a neighbour.
   const ClothMesh single = ClothMesh::build(std::vector<PolygonMesh>{test::grid(8, 8, 0.1)});
-  Bvh single_bvh(single, single.rest_positions);
-  single_bvh.refit(single.rest_positions, h);
-  EXPECT_EQ(find_proximity_pairs(single, single_bvh, single.rest_positions, h).size(), 0u);
+  const Bvh single_bvh(single, single.rest_positions);
+  ProximitySearch single_search(single_bvh);
+  EXPECT_EQ(single_search.find(single.rest_positions, h).size(), 0u);
 }
 
 TEST(Proximity, CrumpledSheetsMatchTheAllPairsSearch) {
@@ -146,6 +146,33 @@ TEST(Proximity, CrumpledSheetsMatchTheAllPairsSearch) {
     SCOPED_TRACE(seed);
     expect_same_pairs(mesh, mesh.rest_positions, 0.05);
   }
+}
+
+// One search object, kept as the solver keeps it: after moves smaller than its margin it tests the
+// leaf pairs of its last walk of the trees again, after a larger move it walks again. Every
+// result must still be the all-pairs result at the new positions.
+TEST(Proximity, RepeatedSearchesOnMovingSheetsMatchTheAllPairsSearch) {
+  test::CrumpleOptions options;
+  options.nx = options.ny = 12;
+  options.seed = 4;
+  const std::vector<PolygonMesh> pieces = test::crumpled_pieces(options, 2);
+  const ClothMesh mesh = ClothMesh::build(pieces);
+  const double h = 0.05;
+  const Bvh bvh(mesh, mesh.rest_positions);
+  ProximitySearch search(bvh);
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> fraction(0, 1);
+  Positions x = mesh.rest_positions;
+  for (double step : {0.0, 0.15 * h, 0.15 * h, 0.15 * h, 3 * h, 0.2 * h, 0.0}) {
+    for (Vec3& p : x) p += step * fraction(rng) * random_point(rng).normalized();
+    SCOPED_TRACE(step);
+    const ProximityPairs found = search.find(x, h);
+    const ProximityPairs expected = all_pairs(mesh, x, h);
+    EXPECT_EQ(found.point_triangle, expected.point_triangle);
+    EXPECT_EQ(found.edge_edge, expected.edge_edge);
+  }
+  // Another thickness is a new search.
+  EXPECT_EQ(search.find(x, 2 * h).point_triangle, all_pairs(mesh, x, 2 * h).point_triangle);
 }
 
 }  // namespace

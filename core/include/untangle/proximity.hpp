@@ -1,6 +1,6 @@
 // Proximity: the point-triangle and edge-edge pairs of the cloth that are closer than the
 // thickness (SPEC "Proximity constraints", the repulsion pairs of Bridson 2002 / Mueller 2007),
-// found with the BVH inflated by the thickness. The solver keeps such pairs apart.
+// found on the BVH's trees. The solver keeps such pairs apart.
 #pragma once
 
 #include "untangle/bvh.hpp"
@@ -24,14 +24,86 @@ struct ProximityPairs {
   std::size_t size() const { return point_triangle.size() + edge_edge.size(); }
 };
 
-// Pairs closer than `thickness` at `positions`. The BVH must have been refit to `positions` with
-// an inflation of at least `thickness`. Topological neighbours are left out, as bending keeps them
-// apart and the narrow phase skips them too: a point is not paired with a triangle of a leaf that
-// holds it or shares a polygon with it (ClothMesh::vertex_ring), nor an edge with an edge whose end
-// points share a polygon.
+// Finds the pairs closer than a thickness, again and again on one mesh (the solver searches twice
+// per frame). What depends only on the mesh is worked out once: which leaf owns each vertex and
+// edge (each is tested only from its owner, so every pair is tested once), and the parts of every
+// leaf. The search walks the BVH's trees with volumes of its own, refit here to the positions
+// and inflated by a margin beyond the thickness; the BVH itself is neither refit nor changed.
+// The leaf pairs of a walk are kept, and tested again without a walk as long as no particle has
+// moved farther than the margin since.
+// Topological neighbours are left out, as bending keeps them apart and the narrow phase skips
+// them too: a point is not paired with a triangle of a leaf that holds it or shares a polygon
+// with it (ClothMesh::vertex_ring), nor an edge with an edge whose end points share a polygon.
 // Parallel; the result does not depend on the thread count.
-ProximityPairs find_proximity_pairs(const ClothMesh& mesh, const Bvh& bvh,
-                                    const Positions& positions, double thickness);
+class ProximitySearch {
+ public:
+  // The parts of one BVH leaf: all its vertices (for the neighbour rule), its detectable
+  // triangles, and the vertices and edges it owns.
+  struct LeafParts {
+    std::array<Index, 4> vertices{};
+    std::array<Index, 4> owned_vertices{};
+    std::array<Index, 2> triangles{};
+    std::array<Index, 5> owned_edges{};
+    int vertex_count = 0, owned_vertex_count = 0, triangle_count = 0, owned_edge_count = 0;
+  };
+
+  // Keeps a reference to the BVH (for its tree shape and mesh), which must outlive the search.
+  explicit ProximitySearch(const Bvh& bvh);
+
+  // Pairs closer than `thickness` at `positions`; valid until the next call.
+  const ProximityPairs& find(const Positions& positions, double thickness);
+
+ private:
+  struct Task {
+    Index a, b;  // a == b: the self test of a subtree; else the test of two subtrees
+  };
+  struct Node {
+    Index left, right, leaf;  // as in BvhNode, without the volume: the walk reads only these
+  };
+  // A leaf pair (a < b) with topological neighbours between them: the tests the neighbour rule
+  // skips. Bit i of points_a: owned vertex i of a; of points_b: owned vertex j of b; bit 5 i + j
+  // of edges: owned edge i of a with owned edge j of b. A pair not listed skips nothing.
+  struct Skips {
+    Index other = kNoIndex;  // b
+    std::uint8_t points_a = 0, points_b = 0;
+    std::uint32_t edges = 0;
+  };
+  // The tests of a leaf pair (a < b) that the neighbour rule keeps, as bits like those of Skips.
+  struct LeafTests {
+    Index a, b;
+    std::uint8_t points_a, points_b;
+    std::uint32_t edges;
+  };
+
+  void find_skips();
+  void refit(const Positions& x, double inflation);
+  // The tests of the leaf pairs whose volumes, inflated by `inflation`, overlap at x: into
+  // leaf_tests_.
+  void find_leaf_pairs(const Positions& x, double inflation);
+  template <typename Visit>
+  void children(Task task, Visit&& visit) const;
+  LeafTests live_tests(Index a, Index b) const;
+  void run(Task task, std::vector<LeafTests>& out) const;
+  void test_leaves(const LeafTests& tests, const Positions& x, double thickness,
+                   ProximityPairs& out) const;
+
+  const Bvh* bvh_;
+  std::vector<LeafParts> parts_;     // per leaf
+  std::vector<Node> nodes_;          // per BVH node
+  std::vector<Kdop18> volumes_;      // per BVH node
+  std::vector<Index> skip_offsets_;  // the Skips of leaf a: skips_[offsets[a] .. offsets[a + 1])
+  std::vector<Skips> skips_;         // by a, then by b
+  // The tests of the leaf pairs of the last walk of the trees, at walked_positions_, for
+  // walked_thickness_.
+  std::vector<LeafTests> leaf_tests_;  // of the pairs with any
+  Positions walked_positions_;
+  double walked_thickness_ = 0;
+  // Kept between calls, so a search allocates nothing once warm.
+  std::vector<Task> tasks_, next_tasks_;
+  std::vector<std::vector<LeafTests>> thread_leaf_tests_;
+  std::vector<ProximityPairs> found_;  // per thread
+  ProximityPairs result_;
+};
 
 // The point of triangle (a, b, c) closest to p, with its barycentric weights (Ericson 5.1.5).
 Vec3 closest_point_on_triangle(const Vec3& p, const Vec3& a, const Vec3& b, const Vec3& c,

@@ -31,9 +31,6 @@ struct SolverInput {
   const GrabTargets* grab = nullptr;
   const Positions* pull_targets = nullptr;  // null or empty: none
   double pull_stiffness = 0;                // fraction of the distance per frame
-  // Refit to the positions given to solve, inflated by the thickness; refit again by the solver
-  // for the second proximity search.
-  Bvh* bvh = nullptr;
 };
 
 struct SolverOutput {
@@ -58,16 +55,15 @@ Vec3 apply_friction(const Vec3& velocity, const Vec3& normal, double depth, doub
 
 class Solver {
  public:
-  // Rest lengths from the mesh's rest shape.
-  explicit Solver(const ClothMesh& mesh);
+  // Rest lengths from the rest shape of the BVH's mesh; the proximity pairs are searched on the
+  // BVH's trees. The BVH must outlive the solver.
+  explicit Solver(const Bvh& bvh);
 
   // Runs settings.iterations iterations on x (the predicted positions on entry).
   void solve(const SolverInput& input, Positions& x, SolverOutput& output);
 
-  std::size_t stretch_constraint_count() const { return stretch_.size(); }
-  std::size_t bending_constraint_count() const { return bending_.size(); }
-  const Colouring& stretch_colouring() const { return stretch_colours_; }
-  const Colouring& bending_colouring() const { return bending_colours_; }
+  std::size_t stretch_constraint_count() const { return stretch_.particles.size(); }
+  std::size_t bending_constraint_count() const { return bending_.particles.size(); }
 
  private:
   struct ProximityConstraint {
@@ -76,19 +72,26 @@ class Solver {
     Vec3 side;  // the side the pair was on at the start of the frame
   };
 
+  // Distance constraints in colour order: colour c is [offsets[c], offsets[c + 1]).
+  struct DistanceConstraints {
+    std::vector<std::array<Index, 2>> particles;
+    std::vector<double> rest;
+    std::vector<double> lambda;
+    std::vector<Index> offsets;
+    std::size_t colour_count() const { return offsets.empty() ? 0 : offsets.size() - 1; }
+  };
+
+  static DistanceConstraints in_colour_order(const std::vector<std::array<Index, 2>>& particles,
+                                             const std::vector<double>& rest,
+                                             std::size_t particle_count);
   void build_proximity(const SolverInput& input, const Positions& x);
   // Runs its colours with orphaned `omp for`: called from inside the solve's thread team.
   void project_proximity(const SolverInput& input, Positions& x, SolverOutput& output) const;
 
   const ClothMesh* mesh_;
-  std::vector<std::array<Index, 2>> stretch_;
-  std::vector<double> stretch_rest_;
-  Colouring stretch_colours_;
-  std::vector<std::array<Index, 2>> bending_;
-  std::vector<double> bending_rest_;
-  Colouring bending_colours_;
-  std::vector<double> bending_lambda_;
-  std::vector<double> stretch_lambda_;
+  DistanceConstraints stretch_;
+  DistanceConstraints bending_;
+  ProximitySearch proximity_search_;
   std::vector<ProximityConstraint> proximity_;
   Colouring proximity_colours_;
 };
