@@ -122,6 +122,8 @@ void build_edges(ClothMesh& mesh) {
 // stay in the topology (and bound the BVH) but never take part in detection.
 void mark_undetectable(ClothMesh& mesh) {
   mesh.triangle_detectable.assign(mesh.triangle_count(), 1);
+  mesh.report.degenerate_triangles = 0;
+  mesh.report.duplicate_triangles = 0;
   const auto& x = mesh.rest_positions;
   for (Index t = 0; t < mesh.triangle_count(); ++t) {
     const auto& [a, b, c] = mesh.triangles[t];
@@ -267,20 +269,29 @@ ClothMesh ClothMesh::build(std::span<const PolygonMesh> pieces) {
   }
 
   build_edges(mesh);
-  mark_undetectable(mesh);
   build_leaves(mesh);
   build_adjacency(mesh, polygon_corners, polygon_corner_begin);
+  mesh.set_rest_positions(mesh.rest_positions);
+  return mesh;
+}
 
-  mesh.rest_edge_lengths.reserve(mesh.edges.size());
+void ClothMesh::set_rest_positions(const Positions& positions) {
+  if (positions.size() != vertex_count()) {
+    throw MeshError("the rest shape has " + std::to_string(positions.size()) +
+                    " positions, but the mesh has " + std::to_string(vertex_count()) + " vertices");
+  }
+  rest_positions = positions;
+  rest_edge_lengths.clear();
+  rest_edge_lengths.reserve(edges.size());
   double sum = 0;
-  for (const MeshEdge& edge : mesh.edges) {
+  for (const MeshEdge& edge : edges) {
     const double length =
-        (mesh.rest_positions[edge.vertices[1]] - mesh.rest_positions[edge.vertices[0]]).norm();
-    mesh.rest_edge_lengths.push_back(length);
+        (rest_positions[edge.vertices[1]] - rest_positions[edge.vertices[0]]).norm();
+    rest_edge_lengths.push_back(length);
     sum += length;
   }
-  mesh.mean_edge_length = mesh.edges.empty() ? 0.0 : sum / static_cast<double>(mesh.edges.size());
-  return mesh;
+  mean_edge_length = edges.empty() ? 0.0 : sum / static_cast<double>(edges.size());
+  mark_undetectable(*this);
 }
 
 }  // namespace untangle

@@ -87,6 +87,16 @@ Solver::Solver(const Bvh& bvh) : mesh_(&bvh.mesh()), proximity_search_(bvh) {
   bending_ = in_colour_order(bending, bending_rest, n);
 }
 
+void Solver::update_rest() {
+  const Positions& rest = mesh_->rest_positions;
+  for (DistanceConstraints* constraints : {&stretch_, &bending_}) {
+    for (std::size_t k = 0; k < constraints->particles.size(); ++k) {
+      const auto& [a, b] = constraints->particles[k];
+      constraints->rest[k] = (rest[a] - rest[b]).norm();
+    }
+  }
+}
+
 void Solver::build_proximity(const SolverInput& input, const Positions& x) {
   const ClothMesh& mesh = *mesh_;
   const std::vector<double>& w = input.inverse_mass;

@@ -66,13 +66,8 @@ double max_edge_strain(const ClothMesh& mesh, const Positions& reference, const 
   return strain;
 }
 
-// One untangling solve: starts from `start`, keeps the edge lengths and bending of `rest` and is
-// pulled toward `reference`, the shape the user wants kept (the figures are measured against
-// it). Quasi-static: velocities are cleared before each pipeline frame, so no push overshoots.
-UntangleReport solve(const ClothMesh& mesh, const Positions& start, const Positions& reference,
-                     const Positions& rest, const UntangleOptions& options, Positions& output,
-                     const Progress& progress) {
-  const auto started = Clock::now();
+void check_options(const ClothMesh& mesh, const UntangleOptions& options) {
+  validate(options.settings);
   if (options.max_iterations < 0) {
     throw std::invalid_argument("max_iterations must be >= 0, got " +
                                 std::to_string(options.max_iterations));
@@ -101,20 +96,38 @@ UntangleReport solve(const ClothMesh& mesh, const Positions& start, const Positi
                                 " entries, but the mesh has " +
                                 std::to_string(mesh.vertex_count()) + " vertices");
   }
+}
 
+// The world every solve of one call runs in: built once (mesh, BVH, solver colouring), since a
+// cache of many frames changes only the shapes between solves.
+World make_world(const ClothMesh& mesh, const UntangleOptions& options) {
   Scene scene;
   scene.name = "untangle";
-  scene.pieces = polygon_pieces(mesh, rest);
-  scene.initial_positions = start;
+  scene.pieces = polygon_pieces(mesh, mesh.rest_positions);
   scene.inverse_mass = options.inverse_mass.empty() ? std::vector<double>(mesh.vertex_count(), 1.0)
                                                     : options.inverse_mass;
   scene.settings = options.settings;
   scene.settings.gravity = Vec3::Zero();
-  scene.settings.response_strength *= options.strength_scale;
-  scene.settings.fade_stuck_contours = false;  // a stall raises the push instead (below)
-  scene.pull_targets = reference;
-  scene.pull_stiffness = options.pull_stiffness;
-  World world(scene);
+  scene.settings.fade_stuck_contours = false;  // a stall raises the push instead (solve)
+  return World(scene);
+}
+
+// One untangling solve: starts from `start`, keeps the edge lengths and bending of `rest` and is
+// pulled toward `reference`, the shape the user wants kept (the figures are measured against
+// it). Quasi-static: velocities are cleared before each pipeline frame, so no push overshoots.
+UntangleReport solve(World& world, const Positions& start, const Positions& reference,
+                     const Positions& rest, const UntangleOptions& options, Positions& output,
+                     const Progress& progress) {
+  const auto started = Clock::now();
+  const ClothMesh& mesh = world.mesh();
+  Settings settings = options.settings;
+  settings.gravity = Vec3::Zero();
+  settings.fade_stuck_contours = false;
+  settings.response_strength *= options.strength_scale;
+  world.set_settings(settings);
+  world.set_rest_shape(rest);
+  world.set_pull_targets(reference);
+  world.set_pull_stiffness(options.pull_stiffness);
 
   const Positions zero(mesh.vertex_count(), Vec3::Zero());
   UntangleReport report;
@@ -123,8 +136,8 @@ UntangleReport solve(const ClothMesh& mesh, const Positions& start, const Positi
     world.set_positions(reference);
     world.detect();
     report.pairs_before = world.intersections().pairs.size();
-    world.set_positions(start);
   }
+  world.set_positions(start);
   world.detect();
   const std::size_t start_pairs = world.intersections().pairs.size();
   if (&start == &reference) report.pairs_before = start_pairs;
@@ -233,11 +246,12 @@ UntangleReport untangle(const ClothMesh& mesh, const Positions& input, const Pos
                         const Progress& progress) {
   check_positions(mesh, input, "the input");
   if (rest) check_positions(mesh, *rest, "the rest shape");
-  validate(options.settings);
+  check_options(mesh, options);
   // Into a local first: `output` may alias `input`, and a failed call must leave it unchanged.
   Positions result;
+  World world = make_world(mesh, options);
   UntangleReport report =
-      solve(mesh, input, input, rest ? *rest : input, options, result, progress);
+      solve(world, input, input, rest ? *rest : input, options, result, progress);
   output = std::move(result);
   return report;
 }
@@ -248,7 +262,8 @@ SequenceReport untangle_sequence(const ClothMesh& mesh, std::span<const Position
   for (std::size_t f = 0; f < frames.size(); ++f) {
     check_positions(mesh, frames[f], ("frame " + std::to_string(f)).c_str());
   }
-  validate(options.settings);
+  check_options(mesh, options);
+  World world = make_world(mesh, options);
   SequenceReport report;
   std::vector<Positions> result;
   result.reserve(frames.size());
@@ -265,7 +280,7 @@ SequenceReport untangle_sequence(const ClothMesh& mesh, std::span<const Position
         start[v] += result[f - 1][v] - frames[f - 1][v];
     }
     Positions out;
-    UntangleReport frame = solve(mesh, carried ? start : input, input, input, options, out, {});
+    UntangleReport frame = solve(world, carried ? start : input, input, input, options, out, {});
     result.push_back(std::move(out));
     report.frames.push_back(frame);
     if (progress &&

@@ -149,6 +149,18 @@ void World::set_pull_stiffness(double stiffness) {
   pull_stiffness_ = stiffness;
 }
 
+void World::set_pull_targets(const Positions& targets) {
+  check_array(targets, mesh_->vertex_count(), "pull_targets", true);
+  pull_targets_ = targets;
+}
+
+void World::set_rest_shape(const Positions& rest) {
+  check_array(rest, mesh_->vertex_count(), "rest shape", false);
+  mesh_->set_rest_positions(rest);
+  solver_->update_rest();
+  spacing_ = settings_.spacing > 0 ? settings_.spacing : mesh_->mean_edge_length;
+}
+
 void World::update_detection(const Positions& x) {
   double start = omp_get_wtime();
   bvh_->refit(x, settings_.thickness);

@@ -1,6 +1,7 @@
 // ClothMesh: the immutable topology of one or several cloth pieces (objects, sheets), built once
 // from polygon meshes and validated. It owns triangles, edges with their one or two triangles,
-// border flags, vertex rings, the quad pairing of BVH leaves (SPEC "BVH") and the rest shape.
+// border flags, vertex rings, the quad pairing of BVH leaves (SPEC "BVH") and the rest shape
+// (the one part that can be replaced after the build).
 #pragma once
 
 #include <array>
@@ -56,6 +57,11 @@ class ClothMesh {
   // 3 corners or a repeated corner, an index out of range, a non-finite coordinate.
   static ClothMesh build(std::span<const PolygonMesh> pieces);
 
+  // Replaces the rest shape (a cache frame that is its own reference): rest positions, edge
+  // lengths and which triangles are degenerate follow it; the topology stays. Throws MeshError
+  // when the count is wrong. Positions must be finite (the caller checks them).
+  void set_rest_positions(const Positions& positions);
+
   std::size_t vertex_count() const { return rest_positions.size(); }
   std::size_t triangle_count() const { return triangles.size(); }
   std::size_t piece_count() const { return piece_vertex_begin.size() - 1; }
@@ -65,9 +71,9 @@ class ClothMesh {
   std::vector<std::array<Index, 3>> triangles;
   std::vector<std::array<Index, 3>> triangle_edges;
   std::vector<Index> triangle_piece;
-  std::vector<Index> triangle_polygon;          // the input polygon (global numbering)
+  std::vector<Index> triangle_polygon;            // the input polygon (global numbering)
   std::vector<std::uint8_t> triangle_detectable;  // 0 for degenerate and duplicate triangles
-  std::vector<Index> polygon_triangle_begin;    // triangles of polygon f: [begin[f], begin[f+1])
+  std::vector<Index> polygon_triangle_begin;      // triangles of polygon f: [begin[f], begin[f+1])
 
   std::vector<MeshEdge> edges;
   std::vector<std::uint8_t> edge_is_border;    // exactly one triangle
@@ -85,7 +91,7 @@ class ClothMesh {
   std::vector<Leaf> leaves;          // BVH leaves, all triangles (detectable or not) once
   std::vector<Index> triangle_leaf;  // the leaf that holds triangle t
 
-  Positions rest_positions;   // the positions given to build
+  Positions rest_positions;  // the positions given to build
   std::vector<double> rest_edge_lengths;
   double mean_edge_length = 0;  // the "particle spacing" of non-grid meshes
 

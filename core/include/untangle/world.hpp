@@ -63,8 +63,11 @@ class World {
   void set_settings(const Settings& settings);
   void set_positions(const Positions& positions);  // velocities are kept
   void set_velocities(const Positions& velocities);
-  // The soft pull toward the scene's pull targets, per frame in [0, 1] (std::invalid_argument).
+  // The soft pull toward the pull targets, per frame in [0, 1] (std::invalid_argument).
   void set_pull_stiffness(double stiffness);
+  void set_pull_targets(const Positions& targets);  // empty: no pull
+  // A new rest shape for stretch, bending and the strain figures (the topology stays).
+  void set_rest_shape(const Positions& rest);
 
   // Detect on the current positions without stepping (refit, intersections, contours).
   void detect();
