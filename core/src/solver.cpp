@@ -184,9 +184,10 @@ void Solver::project_proximity(const SolverInput& input, Positions& x, SolverOut
       distance = d.dot(n);
       weights = {1 - s, s, -(1 - t), -t};
     }
-    // A pair found close may be crossed by the time it is projected (a crushed fold whose sliver
-    // triangles flip their normal): it is pushed back by the thickness at most, since a deeper
-    // push would throw the particle through further layers.
+    // A pair found close may be crossed deeply by the time it is projected (layers pressed
+    // through each other in a crushed fold): it is pushed back by the thickness at most, since a
+    // deeper push throws the particle through further layers (a 10,000-vertex Blender tangle
+    // went from 4,805 to 333,135 pairs in 8 untangler frames without this limit).
     const double violation = std::max(distance - h, -h);
     if (violation >= 0) return;
     double denominator = 0;
