@@ -106,9 +106,7 @@ World make_world(const ClothMesh& mesh, const UntangleOptions& options) {
   scene.pieces = polygon_pieces(mesh, mesh.rest_positions);
   scene.inverse_mass = options.inverse_mass.empty() ? std::vector<double>(mesh.vertex_count(), 1.0)
                                                     : options.inverse_mass;
-  scene.settings = options.settings;
-  scene.settings.gravity = Vec3::Zero();
-  scene.settings.fade_stuck_contours = false;  // a stall raises the push instead (solve)
+  scene.settings = options.settings;  // solve() sets the untangler's own on top
   return World(scene);
 }
 
@@ -122,7 +120,7 @@ UntangleReport solve(World& world, const Positions& start, const Positions& refe
   const ClothMesh& mesh = world.mesh();
   Settings settings = options.settings;
   settings.gravity = Vec3::Zero();
-  settings.fade_stuck_contours = false;
+  settings.fade_stuck_contours = false;  // a stall raises the push instead (below)
   settings.response_strength *= options.strength_scale;
   world.set_settings(settings);
   world.set_rest_shape(rest);

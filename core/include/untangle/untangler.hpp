@@ -16,8 +16,9 @@ struct UntangleOptions {
   int max_iterations = 300;          // pipeline frames at most
   double pull_stiffness = 0.05;      // soft pull toward the input positions, per frame (0..1)
   std::vector<double> inverse_mass;  // per vertex, 0 = pinned (never moves); empty = all 1
-  // Once clean, up to relax_iterations more frames while the strain against the input is above
-  // relax_strain: the solver evens out the stretch the pushes left (kept only while clean).
+  // Once clean, up to relax_iterations more frames without the pull, while the strain against
+  // the input is above relax_strain: the solver evens out the stretch the pushes left, and the
+  // clean state of least strain is returned.
   int relax_iterations = 30;
   // The push per pipeline frame relative to settings.response_strength. With no frame rate to
   // keep, smaller pushes over more frames leave less stretch and do not overshoot a small tangle.
@@ -50,7 +51,8 @@ struct UntangleReport {
 using Progress = std::function<bool(int, int, std::size_t)>;
 
 // rest: the shape whose edge lengths and bending the solver keeps (default: the input itself).
-// On cancel, output holds the last state reached; input is never modified.
+// On cancel, output holds the best state reached (the clean one of least strain, else the last);
+// input is never modified.
 UntangleReport untangle(const ClothMesh& mesh, const Positions& input, const Positions* rest,
                         const UntangleOptions& options, Positions& output,
                         const Progress& progress = {});
