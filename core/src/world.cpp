@@ -112,7 +112,7 @@ World::World(const Scene& scene)
   ground_height_ = scene.ground_height;
   pull_targets_ = scene.pull_targets;
   pull_stiffness_ = scene.pull_stiffness;
-  spacing_ = settings_.spacing > 0 ? settings_.spacing : mesh_->mean_edge_length;
+  resolve_spacing();
   bvh_ = std::make_unique<Bvh>(*mesh_, positions_);
   solver_ = std::make_unique<Solver>(*bvh_);
   response_ = make_response(settings_.method);
@@ -128,7 +128,7 @@ void World::set_settings(const Settings& settings) {
       settings.method == settings_.method && response_ ? nullptr : make_response(settings.method);
   settings_ = settings;
   if (response) response_ = std::move(response);
-  spacing_ = settings_.spacing > 0 ? settings_.spacing : mesh_->mean_edge_length;
+  resolve_spacing();
 }
 
 void World::set_positions(const Positions& positions) {
@@ -158,12 +158,21 @@ void World::set_rest_shape(const Positions& rest) {
   check_array(rest, mesh_->vertex_count(), "rest shape", false);
   mesh_->set_rest_positions(rest);
   solver_->update_rest();
+  resolve_spacing();
+}
+
+void World::resolve_spacing() {
   spacing_ = settings_.spacing > 0 ? settings_.spacing : mesh_->mean_edge_length;
+  frame_settings_ = settings_;
+  // Above about half the spacing, particles two edges apart on a flat sheet become close pairs
+  // whose pushes crumple it (a 20,000-vertex sheet at spacing 0.007 under the default 0.01
+  // went from 400 to a million pairs in two frames).
+  frame_settings_.thickness = std::min(settings_.thickness, kMaxThicknessPerSpacing * spacing_);
 }
 
 void World::update_detection(const Positions& x) {
   double start = omp_get_wtime();
-  bvh_->refit(x, settings_.thickness);
+  bvh_->refit(x, frame_settings_.thickness);
   stats_.seconds.refit = seconds_since(start);
   intersections_ = find_intersections(*mesh_, *bvh_, x, DetectOptions{settings_.cull});
   stats_.seconds.broad = intersections_.broad_seconds;
@@ -208,7 +217,7 @@ void World::step() {
   displacement_ = {};
   if (settings_.untangle && response_) {
     displacement_ = response_->compute(ResponseInput{*mesh_, x, inverse_mass_, intersections_,
-                                                     contours_, settings_, spacing_, *bvh_});
+                                                     contours_, frame_settings_, spacing_, *bvh_});
     if (!displacement_.delta.empty() && displacement_.delta.size() != x.size()) {
       throw std::logic_error("the response returned " + std::to_string(displacement_.delta.size()) +
                              " displacements for " + std::to_string(x.size()) + " particles");
@@ -235,7 +244,7 @@ void World::step() {
       grab.strengths.push_back(0.5);  // SPEC "Grab": neighbours at half strength
     }
   }
-  SolverInput input{settings_,
+  SolverInput input{frame_settings_,
                     inverse_mass_,
                     previous,
                     spheres_,

@@ -54,6 +54,25 @@ TEST(World, BadInputIsRejectedAndChangesNothing) {
   EXPECT_THROW(World{scene}, std::invalid_argument);
 }
 
+// A sheet finer than the thickness (spacing 0.007, thickness 0.01) at rest with no force must
+// stay where it is: the frame's thickness is held below half the spacing, otherwise particles
+// two edges apart are close pairs whose pushes lift the sheet out of its plane.
+TEST(World, SheetFinerThanTheThicknessStaysFlat) {
+  Scene scene = floating_sheet(40);
+  scene.pieces[0] = test::grid(40, 40, 0.007);
+  scene.settings.thickness = 0.01;
+  World world(scene);
+  EXPECT_NEAR(world.thickness(), kMaxThicknessPerSpacing * world.spacing(), 1e-15);
+  EXPECT_EQ(world.settings().thickness, 0.01);  // the user's setting is kept as given
+  const Positions rest = world.positions();
+  for (int frame = 0; frame < 10; ++frame) world.step();
+  double moved = 0;
+  for (std::size_t v = 0; v < rest.size(); ++v) {
+    moved = std::max(moved, (world.positions()[v] - rest[v]).norm());
+  }
+  EXPECT_LT(moved, 1e-9);
+}
+
 TEST(World, GrabPicksTheNearestFreeParticleAlongTheRay) {
   // Two layers 0.1 apart; seen from above the upper one comes first along the ray.
   Scene scene;

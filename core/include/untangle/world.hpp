@@ -36,6 +36,8 @@ struct FrameStats {
 
 class Solver;
 
+inline constexpr double kMaxThicknessPerSpacing = 0.5;
+
 class World {
  public:
   // Throws MeshError for a bad mesh, std::invalid_argument for bad settings or array sizes.
@@ -58,6 +60,8 @@ class World {
   // The untangling displacement of the last frame (empty when untangling is off).
   const Displacement& displacement() const { return displacement_; }
   double spacing() const { return spacing_; }  // resolved particle spacing
+  // The thickness a frame uses: settings().thickness, at most kMaxThicknessPerSpacing * spacing.
+  double thickness() const { return frame_settings_.thickness; }
 
   // Validates first (std::invalid_argument); a failed call changes nothing.
   void set_settings(const Settings& settings);
@@ -81,10 +85,12 @@ class World {
 
  private:
   void update_detection(const Positions& x);
+  void resolve_spacing();  // spacing_ and frame_settings_ from settings_ and the rest shape
 
   // Behind a pointer so that the BVH and the solver, which refer to it, survive a move.
   std::unique_ptr<ClothMesh> mesh_;
   Settings settings_;
+  Settings frame_settings_;  // settings_ with the thickness the frame can use (resolve_spacing)
   Positions positions_;
   Positions velocities_;
   std::vector<double> inverse_mass_;
