@@ -216,8 +216,9 @@ void World::step() {
   start = omp_get_wtime();
   displacement_ = {};
   if (settings_.untangle && response_) {
-    displacement_ = response_->compute(ResponseInput{*mesh_, x, inverse_mass_, intersections_,
-                                                     contours_, frame_settings_, spacing_, *bvh_});
+    displacement_ =
+        response_->compute(ResponseInput{*mesh_, x, inverse_mass_, intersections_, contours_,
+                                         frame_settings_, spacing_, *bvh_, &previous});
     if (!displacement_.delta.empty() && displacement_.delta.size() != x.size()) {
       throw std::logic_error("the response returned " + std::to_string(displacement_.delta.size()) +
                              " displacements for " + std::to_string(x.size()) + " particles");

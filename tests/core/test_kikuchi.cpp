@@ -32,8 +32,11 @@ const std::array<Vec3, 3> kRising{Vec3(0.4, 0.4, -0.3), Vec3(0.8, 0.4, -0.3), Ve
 // B dips through A: mostly above, its corner (0.6, 0.6, -0.1) 0.1 below.
 const std::array<Vec3, 3> kDipping{Vec3(0.4, 0.4, 0.3), Vec3(0.8, 0.4, 0.3), Vec3(0.6, 0.6, -0.1)};
 
+// One frame of the response. The thickness is 0 unless given: the pair then ends exactly
+// touching, which the hand-computed depths below check. `start` is the state at the start of
+// the frame (none by default).
 Displacement respond(KikuchiResponse& response, const TwoTriangles& scene, bool crossing,
-                     double strength) {
+                     double strength, double thickness = 0, const Positions* start = nullptr) {
   Bvh bvh(scene.mesh, scene.x);
   bvh.refit(scene.x, 0.25);
   Intersections intersections;
@@ -41,9 +44,10 @@ Displacement respond(KikuchiResponse& response, const TwoTriangles& scene, bool 
   const Contours contours;
   Settings settings;
   settings.response_strength = strength;
+  settings.thickness = thickness;
   settings.cull = false;
   const ResponseInput input{
-      scene.mesh, scene.x, scene.inverse_mass, intersections, contours, settings, 1.0, bvh};
+      scene.mesh, scene.x, scene.inverse_mass, intersections, contours, settings, 1.0, bvh, start};
   return response.compute(input);
 }
 
@@ -73,7 +77,6 @@ TEST(Kikuchi, OneProjectionSeparatesBySmallerDepthInInverseMassProportion) {
   KikuchiResponse response;
   const Displacement d = respond(response, scene, true, 100.0);
   ASSERT_EQ(d.delta.size(), 6u);
-  EXPECT_FALSE(d.drop_opposing_proximity);
   for (int v = 0; v < 3; ++v) expect_near(d.delta[v], Vec3(0, 0, 0.1 * 2.0 / 3.0));
   for (int v = 3; v < 6; ++v) expect_near(d.delta[v], Vec3(0, 0, -0.1 / 3.0));
   // Applied, B's deepest corner ends exactly on A's plane: the depth left is 0.
@@ -146,6 +149,62 @@ TEST(Kikuchi, SideIsForgottenWhenThePairSeparates) {
   }
   respond(response, scene, false, 1.0);
   EXPECT_TRUE(response.memory().empty());
+}
+
+// With a thickness the pair is moved apart by the depth plus the thickness: the deepest corner
+// ends the thickness away from the plane, on the valid side.
+TEST(Kikuchi, PairEndsTheThicknessApart) {
+  TwoTriangles scene(kRising);
+  KikuchiResponse response;
+  const double thickness = 0.05;
+  const Displacement d = respond(response, scene, true, 100.0, thickness);
+  ASSERT_EQ(d.delta.size(), 6u);
+  for (int v = 0; v < 3; ++v) expect_near(d.delta[v], Vec3(0, 0, 0.15 * 2.0 / 3.0));
+  for (int v = 3; v < 6; ++v) expect_near(d.delta[v], Vec3(0, 0, -0.15 / 3.0));
+  // B's corner (0.6, 0.6) is the highest point over A: 0.1 above before, 0.05 below after.
+  const double gap = (scene.x[0].z() + d.delta[0].z()) - (scene.x[5].z() + d.delta[5].z());
+  EXPECT_NEAR(gap, thickness, 1e-12);
+}
+
+// B crosses A within one frame, with no history (a fresh response): the side it had at the start
+// of the frame (0.1 to 0.5 above A) is the valid one. B is pushed back up along A's normal, as with a remembered
+// side, and the side is remembered for the next frames.
+TEST(Kikuchi, SideAtTheStartOfTheFrameIsUsedForANewCrossing) {
+  TwoTriangles scene(kDipping);
+  Positions start = scene.x;
+  for (int v = 3; v < 6; ++v) start[v].z() += 0.2;
+  KikuchiResponse response;
+  const Displacement d = respond(response, scene, true, 100.0, 0.0, &start);
+  ASSERT_EQ(d.delta.size(), 6u);
+  for (int v = 0; v < 3; ++v) expect_near(d.delta[v], Vec3(0, 0, -0.1 * 2.0 / 3.0));
+  for (int v = 3; v < 6; ++v) expect_near(d.delta[v], Vec3(0, 0, 0.1 / 3.0));
+  ASSERT_EQ(response.memory().count(KikuchiResponse::pair_key(0, 1)), 1u);
+  EXPECT_EQ(response.memory().at(KikuchiResponse::pair_key(0, 1)).side[0], 1);
+  EXPECT_EQ(response.memory().at(KikuchiResponse::pair_key(0, 1)).side[1], -1);
+
+  // The same crossing already at the start of the frame tells no side: the default is used.
+  KikuchiResponse fresh;
+  const Displacement fixed_side = respond(fresh, scene, true, 100.0, 0.0, &scene.x);
+  const Vec3 n = Vec3(0, 2, 1) / std::sqrt(5.0);
+  expect_near(fixed_side.delta[3], 0.5 / std::sqrt(5.0) / 3.0 * n);
+}
+
+// A proximity push against the move is dropped only where the valid side is known from history;
+// on a pair moved to the fixed default side the push stays.
+TEST(Kikuchi, OpposingProximityIsDroppedOnlyWhereTheSideIsKnown) {
+  TwoTriangles scene(kDipping);
+  KikuchiResponse guessing;
+  const Displacement guessed = respond(guessing, scene, true, 100.0);
+  ASSERT_EQ(guessed.delta.size(), 6u);
+  for (int v = 0; v < 6; ++v) EXPECT_EQ(guessed.near_contour[v], 0) << "particle " << v;
+
+  Positions start = scene.x;
+  for (int v = 3; v < 6; ++v) start[v].z() += 0.2;
+  KikuchiResponse knowing;
+  const Displacement known = respond(knowing, scene, true, 100.0, 0.0, &start);
+  ASSERT_EQ(known.delta.size(), 6u);
+  EXPECT_TRUE(known.drop_opposing_proximity);
+  for (int v = 0; v < 6; ++v) EXPECT_EQ(known.near_contour[v], 1) << "particle " << v;
 }
 
 }  // namespace

@@ -31,6 +31,9 @@ struct ResponseInput {
   const Settings& settings;
   double spacing;  // resolved: settings.spacing or the mesh's mean rest edge length
   const Bvh& bvh;  // refit to positions this frame (inflated by the thickness)
+  // The positions at the start of the frame, before the prediction (null when unknown): the
+  // state before a crossing that happened within this frame.
+  const Positions* start_positions = nullptr;
 };
 
 class Response {

@@ -29,9 +29,10 @@ double penetration_depth(const std::array<Vec3, 3>& base, const std::array<Vec3,
 
 class KikuchiResponse final : public Response {
  public:
-  // The paper has no valid side inside one cloth. With no remembered side a pair assumes its
-  // back faces touch (each triangle behind the other's normal): another tangle may then be
-  // pushed the wrong way, deeper into the crossing.
+  // The paper has no valid side inside one cloth. A crossing pair takes its remembered side,
+  // else the side it had at the start of the frame (a crossing within one frame), else it
+  // assumes its back faces touch (each triangle behind the other's normal): another tangle may
+  // then be pushed the wrong way, deeper into the crossing.
   static constexpr std::int8_t kDefaultSide = -1;
   // A remembered side is forgotten once the pair has been apart (neither close nor crossing)
   // this many frames.
@@ -44,6 +45,15 @@ class KikuchiResponse final : public Response {
   static std::uint64_t pair_key(Index a, Index b);
 
  private:
+  struct Sides {
+    std::array<std::int8_t, 2> known{0, 0};  // as PairSides::side; 0 = no history
+    std::array<std::int8_t, 2> used{kDefaultSide, kDefaultSide};
+    bool from_start = false;  // known from the start of this frame, not yet remembered
+  };
+  // The sides of a crossing pair: remembered, else as they were at the start of the frame,
+  // else kDefaultSide.
+  Sides sides_of(const ResponseInput& input, Index a, Index b) const;
+
   // Ages the memory and records the sides of close pairs that do not cross (from the BVH's
   // candidate leaf pairs, inflated by the thickness).
   void remember_sides(const ResponseInput& input);
