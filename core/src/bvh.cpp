@@ -433,6 +433,8 @@ void Bvh::refit(const Positions& positions, double inflation) {
     BvhNode& node = nodes_[n];
     if (node.parent != kNoIndex && nodes_[node.parent].cullable) {
       node.cullable = true;
+    } else if (node.is_leaf()) {
+      node.cullable = false;  // never self-tested (its triangles share an edge): no border test
     } else {
       node.cullable = node_is_disk_[n] && node.cone.narrower_than_right_angle() &&
                       border_is_simple_in_projection(n, positions);

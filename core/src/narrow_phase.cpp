@@ -51,13 +51,19 @@ struct Block {
   std::size_t tested = 0;
 };
 
-// What the candidate tests read of a triangle this frame, computed once per triangle and packed
-// in one record, in the order the tests use it, so that a candidate pair reads two records
-// instead of five scattered arrays.
-struct TriangleFrame {
-  bool detectable;
-  std::array<Index, 3> vertices;
+// What the box test reads of a triangle this frame, in one cache line: most candidate pairs
+// end at the box test or the shared-vertex test, so they touch nothing else.
+struct alignas(64) TriangleBox {
   Vec3 low, high;  // the box, grown by kBoxMargin times its largest extent
+  std::array<Index, 3> vertices;
+  std::uint32_t detectable;
+};
+static_assert(sizeof(TriangleBox) == 64);
+
+// What the later tests read of a triangle this frame, computed once per triangle and packed in
+// one record, in the order the tests use it, so that a candidate pair reads two records instead
+// of five scattered arrays.
+struct TriangleFrame {
   // The quick side test: a ball around the corners, the unit normal (zero without area).
   Vec3 centre, unit_normal;
   double radius;
@@ -68,27 +74,26 @@ struct TriangleFrame {
   double side_tolerance;  // kSeparationTolerance^2 |normal|^2, the margin of the side test
 };
 
-TriangleFrame triangle_frame(const ClothMesh& mesh, const Positions& x, Index t) {
+void triangle_frame(const ClothMesh& mesh, const Positions& x, Index t, TriangleBox& box,
+                    TriangleFrame& f) {
   const auto& v = mesh.triangles[t];
   const Vec3 &a = x[v[0]], &b = x[v[1]], &c = x[v[2]];
-  TriangleFrame f;
   f.corners = {a, b, c};
   f.normal = (b - a).cross(c - a);
-  f.low = a.cwiseMin(b).cwiseMin(c);
-  f.high = a.cwiseMax(b).cwiseMax(c);
-  const double extent = (f.high - f.low).maxCoeff();
-  f.low.array() -= kBoxMargin * extent;
-  f.high.array() += kBoxMargin * extent;
+  box.low = a.cwiseMin(b).cwiseMin(c);
+  box.high = a.cwiseMax(b).cwiseMax(c);
+  const double extent = (box.high - box.low).maxCoeff();
+  box.low.array() -= kBoxMargin * extent;
+  box.high.array() += kBoxMargin * extent;
+  box.vertices = v;
+  box.detectable = mesh.triangle_detectable[t];
   f.side_tolerance = kSeparationTolerance * kSeparationTolerance * f.normal.squaredNorm();
-  f.vertices = v;
-  f.detectable = mesh.triangle_detectable[t] != 0;
   f.centre = (a + b + c) / 3;
   const double normal_length = f.normal.norm();
   f.unit_normal = normal_length > 0 ? Vec3(f.normal / normal_length) : Vec3::Zero();
   f.radius = std::sqrt(std::max(
       {(a - f.centre).squaredNorm(), (b - f.centre).squaredNorm(), (c - f.centre).squaredNorm()}));
   f.ball_margin = kBallMargin * extent;
-  return f;
 }
 
 // Sorted by (bucket, then less within a bucket) with a counting sort over the buckets: linear
@@ -119,7 +124,7 @@ bool share_vertex(const std::array<Index, 3>& a, const std::array<Index, 3>& b) 
 
 // Boxes apart by more than a hit's tolerance reach: no edge of one can meet the other, not even
 // as a dropped hit (those lie within kHitTolerance of the triangle, relative to its size).
-bool boxes_apart(const TriangleFrame& p, const TriangleFrame& q) {
+bool boxes_apart(const TriangleBox& p, const TriangleBox& q) {
   for (int k = 0; k < 3; ++k) {
     if (p.low[k] > q.high[k] || q.low[k] > p.high[k]) return true;
   }
@@ -195,8 +200,8 @@ EdgeTriangleResult moller_trumbore(const Vec3& p0, const Vec3& p1, const Vec3& a
 // The three edges of `owner` (ClothMesh::triangle_edges[owner_index]) against `target`, but for
 // those with both ends clearly on one side of the target's plane (`sides`, from corner_sides).
 void edges_against(const ClothMesh& mesh, Index owner_index, const TriangleFrame& owner,
-                   const std::array<int, 3>& sides, Index target_index, const TriangleFrame& target,
-                   Block& block) {
+                   const std::array<Index, 3>& owner_vertices, const std::array<int, 3>& sides,
+                   Index target_index, const TriangleFrame& target, Block& block) {
   const auto& pt = target.corners;
   const double normal_squared = target.normal.squaredNorm();
   for (int k = 0; k < 3; ++k) {
@@ -204,7 +209,7 @@ void edges_against(const ClothMesh& mesh, Index owner_index, const TriangleFrame
     // result bit-identical whichever of its triangles it is tested from.
     int i = k, j = (k + 1) % 3;
     if (sides[i] != 0 && sides[i] == sides[j]) continue;
-    if (owner.vertices[i] > owner.vertices[j]) std::swap(i, j);
+    if (owner_vertices[i] > owner_vertices[j]) std::swap(i, j);
     Hit hit;
     const EdgeTriangleResult r = moller_trumbore(owner.corners[i], owner.corners[j], pt[0], pt[1],
                                                  pt[2], normal_squared, hit);
@@ -220,8 +225,9 @@ void edges_against(const ClothMesh& mesh, Index owner_index, const TriangleFrame
   }
 }
 
-void test_triangle_pair(const ClothMesh& mesh, const std::vector<TriangleFrame>& frames, Index ta,
-                        Index tb, Block& block) {
+void test_triangle_pair(const ClothMesh& mesh, const std::vector<TriangleBox>& boxes,
+                        const std::vector<TriangleFrame>& frames, Index ta, Index tb,
+                        Block& block) {
   const TriangleFrame& fa = frames[ta];
   const TriangleFrame& fb = frames[tb];
   if (ball_on_one_side(fb, fa) || ball_on_one_side(fa, fb)) return;
@@ -232,8 +238,8 @@ void test_triangle_pair(const ClothMesh& mesh, const std::vector<TriangleFrame>&
   const std::array<int, 3> b_sides = corner_sides(fa, fb);
   if (all_on_one_side(b_sides)) return;
   const std::uint32_t first = static_cast<std::uint32_t>(block.hits.size());
-  edges_against(mesh, ta, fa, a_sides, tb, fb, block);
-  edges_against(mesh, tb, fb, b_sides, ta, fa, block);
+  edges_against(mesh, ta, fa, boxes[ta].vertices, a_sides, tb, fb, block);
+  edges_against(mesh, tb, fb, boxes[tb].vertices, b_sides, ta, fa, block);
   const auto count = static_cast<std::uint32_t>(block.hits.size()) - first;
   if (count > 0) block.pairs.push_back({std::min(ta, tb), std::max(ta, tb), first, count});
 }
@@ -262,11 +268,12 @@ Intersections find_intersections(const ClothMesh& mesh, const Bvh& bvh, const Po
   out.broad_seconds = t1 - t0;
   out.culled_nodes = std::move(candidates.culled_nodes);
 
+  std::vector<TriangleBox> boxes(mesh.triangles.size());
   std::vector<TriangleFrame> frames(mesh.triangles.size());
   const auto triangle_count = static_cast<std::ptrdiff_t>(mesh.triangles.size());
 #pragma omp parallel for schedule(static)
   for (std::ptrdiff_t t = 0; t < triangle_count; ++t) {
-    frames[t] = triangle_frame(mesh, positions, static_cast<Index>(t));
+    triangle_frame(mesh, positions, static_cast<Index>(t), boxes[t], frames[t]);
   }
 
   const auto& leaf_pairs = candidates.leaf_pairs;
@@ -280,14 +287,14 @@ Intersections find_intersections(const ClothMesh& mesh, const Bvh& bvh, const Po
       const Leaf& la = mesh.leaves[leaf_pairs[i][0]];
       const Leaf& lb = mesh.leaves[leaf_pairs[i][1]];
       for (Index ta : la) {
-        if (ta == kNoIndex || !frames[ta].detectable) continue;
+        if (ta == kNoIndex || !boxes[ta].detectable) continue;
         for (Index tb : lb) {
-          if (tb == kNoIndex || !frames[tb].detectable) continue;
+          if (tb == kNoIndex || !boxes[tb].detectable) continue;
           // Triangles that share a vertex have it in both boxes, so they pass the box test:
           // the cheaper box test comes first and the pairs it rejects count as tested.
-          if (!boxes_apart(frames[ta], frames[tb])) {
-            if (share_vertex(frames[ta].vertices, frames[tb].vertices)) continue;
-            test_triangle_pair(mesh, frames, ta, tb, block);
+          if (!boxes_apart(boxes[ta], boxes[tb])) {
+            if (share_vertex(boxes[ta].vertices, boxes[tb].vertices)) continue;
+            test_triangle_pair(mesh, boxes, frames, ta, tb, block);
           }
           ++block.tested;
         }
