@@ -116,7 +116,9 @@ struct Task {
 
 class Traversal {
  public:
-  Traversal(const std::vector<BvhNode>& nodes, bool cull) : nodes_(nodes), cull_(cull) {}
+  Traversal(const std::vector<BvhNode>& nodes, const std::vector<BvhTraversalNode>& packed,
+            bool cull)
+      : nodes_(nodes), packed_(packed), cull_(cull) {}
 
   void self(Index n, std::vector<LeafPair>& pairs, std::vector<Index>& culled) const {
     const BvhNode& node = nodes_[n];
@@ -131,8 +133,8 @@ class Traversal {
   }
 
   void pair(Index a, Index b, std::vector<LeafPair>& pairs) const {
-    const BvhNode& na = nodes_[a];
-    const BvhNode& nb = nodes_[b];
+    const BvhTraversalNode& na = packed_[a];
+    const BvhTraversalNode& nb = packed_[b];
     if (!na.volume.overlaps(nb.volume)) return;
     if (na.is_leaf() && nb.is_leaf()) {
       pairs.push_back({std::min(na.leaf, nb.leaf), std::max(na.leaf, nb.leaf)});
@@ -163,8 +165,8 @@ class Traversal {
       out.push_back({node.left, node.right});
       return;
     }
-    const BvhNode& na = nodes_[task.a];
-    const BvhNode& nb = nodes_[task.b];
+    const BvhTraversalNode& na = packed_[task.a];
+    const BvhTraversalNode& nb = packed_[task.b];
     if (!na.volume.overlaps(nb.volume)) return;
     if (na.is_leaf() && nb.is_leaf()) {
       pairs.push_back({std::min(na.leaf, nb.leaf), std::max(na.leaf, nb.leaf)});
@@ -189,17 +191,18 @@ class Traversal {
 
  private:
   // Descend the bigger volume, so both sides shrink at the same pace.
-  static bool descend_first(const BvhNode& a, const BvhNode& b) {
+  static bool descend_first(const BvhTraversalNode& a, const BvhTraversalNode& b) {
     if (b.is_leaf()) return true;
     if (a.is_leaf()) return false;
-    const double size_a = (a.volume.max[0] - a.volume.min[0]) +
-                          (a.volume.max[1] - a.volume.min[1]) + (a.volume.max[2] - a.volume.min[2]);
-    const double size_b = (b.volume.max[0] - b.volume.min[0]) +
-                          (b.volume.max[1] - b.volume.min[1]) + (b.volume.max[2] - b.volume.min[2]);
+    const float size_a = (a.volume.max[0] - a.volume.min[0]) + (a.volume.max[1] - a.volume.min[1]) +
+                         (a.volume.max[2] - a.volume.min[2]);
+    const float size_b = (b.volume.max[0] - b.volume.min[0]) + (b.volume.max[1] - b.volume.min[1]) +
+                         (b.volume.max[2] - b.volume.min[2]);
     return size_a >= size_b;
   }
 
   const std::vector<BvhNode>& nodes_;
+  const std::vector<BvhTraversalNode>& packed_;
   bool cull_;
 };
 
@@ -229,6 +232,12 @@ Bvh::Bvh(const ClothMesh& mesh, const Positions& positions) : mesh_(&mesh) {
     roots_.push_back(ids.empty() ? kNoIndex
                                  : build_node(ids, 0, ids.size(), kNoIndex, static_cast<Index>(p),
                                               0, centroids));
+  }
+  traversal_nodes_.resize(nodes_.size());
+  for (std::size_t n = 0; n < nodes_.size(); ++n) {
+    traversal_nodes_[n].left = nodes_[n].left;
+    traversal_nodes_[n].right = nodes_[n].right;
+    traversal_nodes_[n].leaf = nodes_[n].leaf;
   }
   find_disks();
   refit(positions, 0.0);
@@ -419,12 +428,16 @@ void Bvh::refit(const Positions& positions, double inflation) {
   inflation_ = inflation;
   auto refit_node = [&](Index n) {
     BvhNode& node = nodes_[n];
+    Kdop18f& packed = traversal_nodes_[n].volume;
     if (node.is_leaf()) {
       refit_leaf(node, positions, inflation);
+      packed = Kdop18f(node.volume);
     } else {
       node.volume = nodes_[node.left].volume;
       node.volume.merge(nodes_[node.right].volume);
       node.cone = NormalCone::merge(nodes_[node.left].cone, nodes_[node.right].cone);
+      packed = traversal_nodes_[node.left].volume;
+      packed.merge(traversal_nodes_[node.right].volume);
     }
   };
   // Top-down, so a region inside a cullable one inherits the flag without its own border test
@@ -508,7 +521,7 @@ bool Bvh::border_is_simple_in_projection(Index n, const Positions& positions) co
 }
 
 Candidates Bvh::find_candidates(bool cull) const {
-  const Traversal traversal(nodes_, cull);
+  const Traversal traversal(nodes_, traversal_nodes_, cull);
   Candidates result;
   std::vector<Task> tasks;
   for (Index root : roots_) {
