@@ -208,6 +208,12 @@ class Traversal {
 
 }  // namespace
 
+struct Bvh::BorderSegment {
+  Point2 a, b;
+  Index va, vb;
+  double u_min, u_max;
+};
+
 Bvh::Bvh(const ClothMesh& mesh, const Positions& positions) : mesh_(&mesh) {
   check_positions(mesh, positions);
   const std::size_t leaf_count = mesh.leaves.size();
@@ -435,14 +441,20 @@ void Bvh::refit(const Positions& positions, double inflation) {
     } else {
       node.volume = nodes_[node.left].volume;
       node.volume.merge(nodes_[node.right].volume);
-      node.cone = NormalCone::merge(nodes_[node.left].cone, nodes_[node.right].cone);
+      // A cone of 90 degrees or more only says "not cullable", and so does every cone that
+      // contains it: such parents get any() without the trigonometry of a merge.
+      const NormalCone& a = nodes_[node.left].cone;
+      const NormalCone& b = nodes_[node.right].cone;
+      node.cone = a.narrower_than_right_angle() && b.narrower_than_right_angle()
+                      ? NormalCone::merge(a, b)
+                      : NormalCone::any();
       packed = traversal_nodes_[node.left].volume;
       packed.merge(traversal_nodes_[node.right].volume);
     }
   };
   // Top-down, so a region inside a cullable one inherits the flag without its own border test
   // (a part of a surface that does not intersect itself does not either).
-  auto cull_node = [&](Index n) {
+  auto cull_node = [&](Index n, std::vector<BorderSegment>& scratch) {
     BvhNode& node = nodes_[n];
     if (node.parent != kNoIndex && nodes_[node.parent].cullable) {
       node.cullable = true;
@@ -450,7 +462,7 @@ void Bvh::refit(const Positions& positions, double inflation) {
       node.cullable = false;  // never self-tested (its triangles share an edge): no border test
     } else {
       node.cullable = node_is_disk_[n] && node.cone.narrower_than_right_angle() &&
-                      border_is_simple_in_projection(n, positions);
+                      border_is_simple_in_projection(n, positions, scratch);
     }
   };
 #pragma omp parallel for schedule(dynamic, 1)
@@ -458,10 +470,14 @@ void Bvh::refit(const Positions& positions, double inflation) {
     for (Index n = subtree_end_[subtree_roots_[i]]; n-- > subtree_roots_[i];) refit_node(n);
   }
   for (std::size_t i = top_nodes_.size(); i-- > 0;) refit_node(top_nodes_[i]);
-  for (Index n : top_nodes_) cull_node(n);
+  std::vector<BorderSegment> scratch;  // reused across the nodes of one thread's loop
+  for (Index n : top_nodes_) cull_node(n, scratch);
 #pragma omp parallel for schedule(dynamic, 1)
   for (std::size_t i = 0; i < subtree_roots_.size(); ++i) {
-    for (Index n = subtree_roots_[i]; n < subtree_end_[subtree_roots_[i]]; ++n) cull_node(n);
+    std::vector<BorderSegment> subtree_scratch;
+    for (Index n = subtree_roots_[i]; n < subtree_end_[subtree_roots_[i]]; ++n) {
+      cull_node(n, subtree_scratch);
+    }
   }
 }
 
@@ -469,7 +485,8 @@ void Bvh::refit(const Positions& positions, double inflation) {
 // itself. Sweep over the segments sorted by their smallest u: only segments whose u ranges
 // overlap are compared. The projection basis is turned by a generic angle, so the straight
 // borders of grids do not line up with u (that would make every pair overlap in u).
-bool Bvh::border_is_simple_in_projection(Index n, const Positions& positions) const {
+bool Bvh::border_is_simple_in_projection(Index n, const Positions& positions,
+                                         std::vector<BorderSegment>& scratch) const {
   const ClothMesh& mesh = *mesh_;
   const auto border = node_border_edges_[n];
   const Vec3& axis = nodes_[n].cone.axis;
@@ -478,30 +495,25 @@ bool Bvh::border_is_simple_in_projection(Index n, const Positions& positions) co
     u = Vec3(0.8110771634476468, -0.3522345137562497, 0.4669118823567).cross(axis);
   u.normalize();
   const Vec3 v = axis.cross(u);
-  struct Seg {
-    Point2 a, b;
-    Index va, vb;
-    double u_min, u_max;
-  };
-  std::vector<Seg> segs;
-  segs.reserve(border.size());
+  std::vector<BorderSegment>& segs = scratch;
+  segs.clear();
   for (Index e : border) {
     const auto& ev = mesh.edges[e].vertices;
     const Vec3& pa = positions[ev[0]];
     const Vec3& pb = positions[ev[1]];
-    Seg s{{pa.dot(u), pa.dot(v)}, {pb.dot(u), pb.dot(v)}, ev[0], ev[1], 0, 0};
+    BorderSegment s{{pa.dot(u), pa.dot(v)}, {pb.dot(u), pb.dot(v)}, ev[0], ev[1], 0, 0};
     s.u_min = std::min(s.a.x, s.b.x);
     s.u_max = std::max(s.a.x, s.b.x);
     segs.push_back(s);
   }
-  std::sort(segs.begin(), segs.end(), [](const Seg& x, const Seg& y) {
+  std::sort(segs.begin(), segs.end(), [](const BorderSegment& x, const BorderSegment& y) {
     return x.u_min < y.u_min || (x.u_min == y.u_min && x.va < y.va) ||
            (x.u_min == y.u_min && x.va == y.va && x.vb < y.vb);
   });
   for (std::size_t i = 0; i < segs.size(); ++i) {
-    const Seg& s = segs[i];
+    const BorderSegment& s = segs[i];
     for (std::size_t j = i + 1; j < segs.size() && segs[j].u_min <= s.u_max; ++j) {
-      const Seg& r = segs[j];
+      const BorderSegment& r = segs[j];
       const bool share = s.va == r.va || s.va == r.vb || s.vb == r.va || s.vb == r.vb;
       if (share) {
         // Neighbours on the loop meet at their common vertex; they must not fold back onto

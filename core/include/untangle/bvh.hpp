@@ -71,7 +71,9 @@ class Bvh {
                    const std::vector<std::array<double, Kdop18::kAxes>>& centroids);
   void find_disks();
   void refit_leaf(BvhNode& node, const Positions& positions, double inflation) const;
-  bool border_is_simple_in_projection(Index node, const Positions& positions) const;
+  struct BorderSegment;  // a border edge in the projection (bvh.cpp)
+  bool border_is_simple_in_projection(Index node, const Positions& positions,
+                                      std::vector<BorderSegment>& scratch) const;
 
   const ClothMesh* mesh_;
   std::vector<BvhNode> nodes_;                     // children after their parent (pre-order)
