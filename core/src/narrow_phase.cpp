@@ -302,27 +302,34 @@ Intersections find_intersections(const ClothMesh& mesh, const Bvh& bvh, const Po
     }
   }
 
-  // Gather in block order (each block copied in parallel to its offset); raw hit offsets
-  // become global.
-  std::vector<std::size_t> hit_offset(block_count + 1, 0), pair_offset(block_count + 1, 0),
+  // Gather in block order. The hits stay in their blocks: only a 16-byte reference per hit
+  // moves through the sort (copying every hit again costs more than the sort on large meshes).
+  std::vector<std::uint32_t> hit_offset(block_count + 1, 0), pair_offset(block_count + 1, 0),
       dropped_offset(block_count + 1, 0);
   for (std::size_t bi = 0; bi < block_count; ++bi) {
-    hit_offset[bi + 1] = hit_offset[bi] + blocks[bi].hits.size();
-    pair_offset[bi + 1] = pair_offset[bi] + blocks[bi].pairs.size();
-    dropped_offset[bi + 1] = dropped_offset[bi] + blocks[bi].dropped.size();
+    hit_offset[bi + 1] = hit_offset[bi] + static_cast<std::uint32_t>(blocks[bi].hits.size());
+    pair_offset[bi + 1] = pair_offset[bi] + static_cast<std::uint32_t>(blocks[bi].pairs.size());
+    dropped_offset[bi + 1] =
+        dropped_offset[bi] + static_cast<std::uint32_t>(blocks[bi].dropped.size());
     out.candidate_pairs += blocks[bi].tested;
   }
-  std::vector<RawHit> raw(hit_offset.back());
+  struct HitRef {
+    std::uint64_t key;
+    std::uint32_t block, index;  // blocks[block].hits[index]
+  };
+  std::vector<HitRef> refs(hit_offset.back());
   std::vector<PairRecord> records(pair_offset.back());
   std::vector<std::uint64_t> dropped(dropped_offset.back());
 #pragma omp parallel for schedule(dynamic, 16)
   for (std::size_t bi = 0; bi < block_count; ++bi) {
     const Block& block = blocks[bi];
-    std::copy(block.hits.begin(), block.hits.end(), raw.begin() + hit_offset[bi]);
+    for (std::uint32_t k = 0; k < block.hits.size(); ++k) {
+      refs[hit_offset[bi] + k] = {block.hits[k].key, static_cast<std::uint32_t>(bi), k};
+    }
     std::copy(block.dropped.begin(), block.dropped.end(), dropped.begin() + dropped_offset[bi]);
     for (std::size_t k = 0; k < block.pairs.size(); ++k) {
       PairRecord r = block.pairs[k];
-      r.first += static_cast<std::uint32_t>(hit_offset[bi]);
+      r.first += hit_offset[bi];  // global raw hit index
       records[pair_offset[bi] + k] = r;
     }
   }
@@ -330,21 +337,20 @@ Intersections find_intersections(const ClothMesh& mesh, const Bvh& bvh, const Po
   out.dropped_hits =
       static_cast<std::size_t>(std::unique(dropped.begin(), dropped.end()) - dropped.begin());
 
-  // One hit per (edge, triangle): both copies are bit-identical, so keep the first.
-  using KeyIndex = std::pair<std::uint64_t, std::uint32_t>;
-  std::vector<KeyIndex> by_key(raw.size());
-  for (std::size_t i = 0; i < raw.size(); ++i) {
-    by_key[i] = {raw[i].key, static_cast<std::uint32_t>(i)};
-  }
-  const std::vector<KeyIndex> order = bucket_sort(
-      by_key, mesh.edges.size(), [](const KeyIndex& k) { return k.first >> 32; }, std::less<>());
-  std::vector<std::uint64_t> keys;
-  keys.reserve(order.size());
-  for (const auto& [key, index] : order) {
-    if (keys.empty() || keys.back() != key) {
-      keys.push_back(key);
-      out.hits.push_back(raw[index].hit);
-    }
+  // One hit per (edge, triangle): both copies are bit-identical, so keep the first. Each raw
+  // hit learns the index of its kept copy, for the segments below.
+  const std::vector<HitRef> order = bucket_sort(
+      refs, mesh.edges.size(), [](const HitRef& r) { return r.key >> 32; },
+      [](const HitRef& x, const HitRef& y) {
+        return x.key < y.key ||
+               (x.key == y.key && (x.block < y.block || (x.block == y.block && x.index < y.index)));
+      });
+  std::vector<Index> kept(refs.size());
+  out.hits.reserve(order.size());
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const HitRef& r = order[i];
+    if (i == 0 || order[i - 1].key != r.key) out.hits.push_back(blocks[r.block].hits[r.index].hit);
+    kept[hit_offset[r.block] + r.index] = static_cast<Index>(out.hits.size() - 1);
   }
 
   records = bucket_sort(
@@ -358,15 +364,12 @@ Intersections find_intersections(const ClothMesh& mesh, const Bvh& bvh, const Po
     const PairRecord& r = records[i];
     out.pairs[i] = {r.a, r.b};
     if (r.count != 2) continue;
-    std::array<Index, 2> h;
-    for (std::uint32_t k = 0; k < 2; ++k) {
-      const auto it = std::lower_bound(keys.begin(), keys.end(), raw[r.first + k].key);
-      h[k] = static_cast<Index>(it - keys.begin());
-    }
+    std::array<Index, 2> h = {kept[r.first], kept[r.first + 1]};
     if (h[0] > h[1]) std::swap(h[0], h[1]);
     segment_hits[i] = h;
     is_segment[i] = 1;
   }
+  out.segments.reserve(records.size());
   for (std::size_t i = 0; i < records.size(); ++i) {
     if (is_segment[i]) out.segments.push_back({{records[i].a, records[i].b}, segment_hits[i]});
   }
