@@ -246,13 +246,24 @@ void test_triangle_pair(const ClothMesh& mesh, const std::vector<TriangleBox>& b
 
 }  // namespace
 
+struct NarrowPhaseBuffers::Storage {
+  std::vector<TriangleBox> boxes;
+  std::vector<TriangleFrame> frames;
+  std::vector<Block> blocks;  // cleared, not freed, between calls
+};
+
+NarrowPhaseBuffers::NarrowPhaseBuffers() : storage(std::make_unique<Storage>()) {}
+NarrowPhaseBuffers::~NarrowPhaseBuffers() = default;
+NarrowPhaseBuffers::NarrowPhaseBuffers(NarrowPhaseBuffers&&) noexcept = default;
+NarrowPhaseBuffers& NarrowPhaseBuffers::operator=(NarrowPhaseBuffers&&) noexcept = default;
+
 EdgeTriangleResult intersect_edge_triangle(const Vec3& p0, const Vec3& p1, const Vec3& a,
                                            const Vec3& b, const Vec3& c, Hit& hit) {
   return moller_trumbore(p0, p1, a, b, c, (b - a).cross(c - a).squaredNorm(), hit);
 }
 
 Intersections find_intersections(const ClothMesh& mesh, const Bvh& bvh, const Positions& positions,
-                                 const DetectOptions& options) {
+                                 const DetectOptions& options, NarrowPhaseBuffers* buffers) {
   if (positions.size() != mesh.vertex_count()) {
     throw std::invalid_argument("find_intersections: " + std::to_string(positions.size()) +
                                 " positions given for a mesh of " +
@@ -268,8 +279,13 @@ Intersections find_intersections(const ClothMesh& mesh, const Bvh& bvh, const Po
   out.broad_seconds = t1 - t0;
   out.culled_nodes = std::move(candidates.culled_nodes);
 
-  std::vector<TriangleBox> boxes(mesh.triangles.size());
-  std::vector<TriangleFrame> frames(mesh.triangles.size());
+  NarrowPhaseBuffers own_buffers;
+  NarrowPhaseBuffers::Storage& storage = *(buffers != nullptr ? buffers : &own_buffers)->storage;
+  // Every field of every record is written below: a resize to the same size touches nothing.
+  std::vector<TriangleBox>& boxes = storage.boxes;
+  std::vector<TriangleFrame>& frames = storage.frames;
+  boxes.resize(mesh.triangles.size());
+  frames.resize(mesh.triangles.size());
   const auto triangle_count = static_cast<std::ptrdiff_t>(mesh.triangles.size());
 #pragma omp parallel for schedule(static)
   for (std::ptrdiff_t t = 0; t < triangle_count; ++t) {
@@ -278,10 +294,15 @@ Intersections find_intersections(const ClothMesh& mesh, const Bvh& bvh, const Po
 
   const auto& leaf_pairs = candidates.leaf_pairs;
   const std::size_t block_count = (leaf_pairs.size() + kBlockSize - 1) / kBlockSize;
-  std::vector<Block> blocks(block_count);
+  std::vector<Block>& blocks = storage.blocks;
+  if (blocks.size() < block_count) blocks.resize(block_count);
 #pragma omp parallel for schedule(dynamic, 1)
   for (std::size_t bi = 0; bi < block_count; ++bi) {
     Block& block = blocks[bi];
+    block.pairs.clear();
+    block.hits.clear();
+    block.dropped.clear();
+    block.tested = 0;
     const std::size_t end = std::min(leaf_pairs.size(), (bi + 1) * kBlockSize);
     for (std::size_t i = bi * kBlockSize; i < end; ++i) {
       const Leaf& la = mesh.leaves[leaf_pairs[i][0]];
