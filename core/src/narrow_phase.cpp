@@ -358,25 +358,34 @@ Intersections find_intersections(const ClothMesh& mesh, const Bvh& bvh, const Po
   out.dropped_hits =
       static_cast<std::size_t>(std::unique(dropped.begin(), dropped.end()) - dropped.begin());
 
-  // One hit per (edge, triangle): both copies are bit-identical, so keep the first. Each raw
-  // hit learns the index of its kept copy, for the segments below.
-  const std::vector<HitRef> order = bucket_sort(
-      refs, mesh.edges.size(), [](const HitRef& r) { return r.key >> 32; },
-      [](const HitRef& x, const HitRef& y) {
-        return x.key < y.key ||
-               (x.key == y.key && (x.block < y.block || (x.block == y.block && x.index < y.index)));
-      });
+  // Two independent sequential sorts, run side by side (each is a pure function of its input).
   std::vector<Index> kept(refs.size());
-  out.hits.reserve(order.size());
-  for (std::size_t i = 0; i < order.size(); ++i) {
-    const HitRef& r = order[i];
-    if (i == 0 || order[i - 1].key != r.key) out.hits.push_back(blocks[r.block].hits[r.index].hit);
-    kept[hit_offset[r.block] + r.index] = static_cast<Index>(out.hits.size() - 1);
+#pragma omp parallel sections
+  {
+#pragma omp section
+    {
+      // One hit per (edge, triangle): both copies are bit-identical, so keep the first. Each
+      // raw hit learns the index of its kept copy, for the segments below.
+      const std::vector<HitRef> order = bucket_sort(
+          refs, mesh.edges.size(), [](const HitRef& r) { return r.key >> 32; },
+          [](const HitRef& x, const HitRef& y) {
+            return x.key < y.key || (x.key == y.key && (x.block < y.block ||
+                                                        (x.block == y.block && x.index < y.index)));
+          });
+      out.hits.reserve(order.size());
+      for (std::size_t i = 0; i < order.size(); ++i) {
+        const HitRef& r = order[i];
+        if (i == 0 || order[i - 1].key != r.key) {
+          out.hits.push_back(blocks[r.block].hits[r.index].hit);
+        }
+        kept[hit_offset[r.block] + r.index] = static_cast<Index>(out.hits.size() - 1);
+      }
+    }
+#pragma omp section
+    records = bucket_sort(
+        records, mesh.triangles.size(), [](const PairRecord& r) { return r.a; },
+        [](const PairRecord& x, const PairRecord& y) { return x.b < y.b; });
   }
-
-  records = bucket_sort(
-      records, mesh.triangles.size(), [](const PairRecord& r) { return r.a; },
-      [](const PairRecord& x, const PairRecord& y) { return x.b < y.b; });
   out.pairs.resize(records.size());
   std::vector<std::uint8_t> is_segment(records.size(), 0);
   std::vector<std::array<Index, 2>> segment_hits(records.size());
