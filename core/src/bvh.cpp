@@ -133,19 +133,39 @@ class Traversal {
   }
 
   void pair(Index a, Index b, std::vector<LeafPair>& pairs) const {
-    const BvhTraversalNode& na = packed_[a];
-    const BvhTraversalNode& nb = packed_[b];
-    if (!na.volume.overlaps(nb.volume)) return;
-    if (na.is_leaf() && nb.is_leaf()) {
-      pairs.push_back({std::min(na.leaf, nb.leaf), std::max(na.leaf, nb.leaf)});
-      return;
-    }
-    if (descend_first(na, nb)) {
-      pair(na.left, b, pairs);
-      pair(na.right, b, pairs);
-    } else {
-      pair(a, nb.left, pairs);
-      pair(a, nb.right, pairs);
+    if (packed_[a].volume.overlaps(packed_[b].volume)) overlapping_pair(a, b, pairs);
+  }
+
+  // a and b overlap. The children are tested before descending (a call per overlapping child
+  // pair only), the second overlapping child pair by looping: the same order as plain recursion.
+  void overlapping_pair(Index a, Index b, std::vector<LeafPair>& pairs) const {
+    for (;;) {
+      const BvhTraversalNode& na = packed_[a];
+      const BvhTraversalNode& nb = packed_[b];
+      if (na.is_leaf() && nb.is_leaf()) {
+        pairs.push_back({std::min(na.leaf, nb.leaf), std::max(na.leaf, nb.leaf)});
+        return;
+      }
+      Index a1 = a, b1 = b, a2 = a, b2 = b;
+      if (descend_first(na, nb)) {
+        a1 = na.left;
+        a2 = na.right;
+      } else {
+        b1 = nb.left;
+        b2 = nb.right;
+      }
+      const bool first = packed_[a1].volume.overlaps(packed_[b1].volume);
+      const bool second = packed_[a2].volume.overlaps(packed_[b2].volume);
+      if (first && second) overlapping_pair(a1, b1, pairs);
+      if (second) {
+        a = a2;
+        b = b2;
+      } else if (first) {
+        a = a1;
+        b = b1;
+      } else {
+        return;
+      }
     }
   }
 
