@@ -438,7 +438,7 @@ void Bvh::refit_leaf(BvhNode& node, const Positions& positions, double inflation
       // The triangles of a quad share two corners: each vertex is added once.
       if (v != first[0] && v != first[1] && v != first[2]) node.volume.add(positions[v]);
     }
-    node.cone = NormalCone::merge(
+    node.cone = NormalCone::of_two(
         node.cone, NormalCone::from_triangle(positions[second[0]], positions[second[1]],
                                              positions[second[2]]));
   }
