@@ -14,10 +14,13 @@ also reports neighbours that only touch at a shared vertex or edge; those are re
 the timed part) before the unordered pairs are compared with ours, which never tests
 triangles that share a vertex.
 
-Times are the best of --repeat runs (default 3) on each side, each side in one warm process
-(``untangle detect --repeat N`` reports its fastest run). Printed per mesh: triangle count,
-Blender's seconds, ours (refit + broad + narrow + contours, and the one-off build apart), the
-ratio, and both pair counts.
+Times are the best of --repeat runs (default 3) on each side, each side in one warm process.
+Blender's run is a build + overlap (its tree cannot be refit from Python). Ours is one frame of
+the detector: ``untangle detect --repeat N`` builds the mesh, the BVH and the engine's world once,
+then runs N detections on it (each a full refit + broad + narrow phase + contours, as every
+simulation frame does) and reports the fastest. Printed per mesh: triangle count, Blender's
+seconds, ours (refit + broad + narrow + contours), ours with the one-off build added, the ratio
+(Blender / ours per frame), and both pair counts.
 """
 
 import json
@@ -81,7 +84,8 @@ def blender_pairs(vertices, triangles, repeat):
 
 
 def untangle_detect(cli, path, repeat, threads):
-    # One process, --repeat runs, the fastest reported: warm like Blender's loop above.
+    # One process, one build, --repeat detections, the fastest reported: warm like Blender's
+    # loop above.
     command = [cli, "detect", "--json", "--repeat", str(repeat), path]
     if threads:
         command += ["--threads", str(threads)]

@@ -128,8 +128,9 @@ WorldHandle::WorldHandle(const std::string& scene_name, const UtSettings* settin
   check(ut_world_create_scene(scene_name.c_str(), settings, &world_), "scene " + scene_name);
 }
 
-WorldHandle::WorldHandle(const SceneHandle& scene, const UtSettings* settings) {
-  check(ut_world_create(scene.get(), settings, &world_), "world");
+WorldHandle::WorldHandle(const SceneHandle& scene, const UtSettings* settings,
+                         std::string_view what) {
+  check(ut_world_create(scene.get(), settings, &world_), what);
 }
 
 std::size_t WorldHandle::piece_count() const {

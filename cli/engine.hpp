@@ -64,7 +64,9 @@ void add_pieces(SceneHandle& scene, const ObjPieces& pieces, const std::string& 
 class WorldHandle {
  public:
   explicit WorldHandle(const std::string& scene_name, const UtSettings* settings = nullptr);
-  WorldHandle(const SceneHandle& scene, const UtSettings* settings = nullptr);
+  // Errors of the creation are prefixed with `what`.
+  WorldHandle(const SceneHandle& scene, const UtSettings* settings = nullptr,
+              std::string_view what = "world");
   ~WorldHandle() { ut_world_destroy(world_); }
   WorldHandle(const WorldHandle&) = delete;
   WorldHandle& operator=(const WorldHandle&) = delete;

@@ -116,7 +116,9 @@ struct Task {
 
 class Traversal {
  public:
-  Traversal(const std::vector<BvhNode>& nodes, bool cull) : nodes_(nodes), cull_(cull) {}
+  Traversal(const std::vector<BvhNode>& nodes, const std::vector<BvhTraversalNode>& packed,
+            bool cull)
+      : nodes_(nodes), packed_(packed), cull_(cull) {}
 
   void self(Index n, std::vector<LeafPair>& pairs, std::vector<Index>& culled) const {
     const BvhNode& node = nodes_[n];
@@ -131,19 +133,39 @@ class Traversal {
   }
 
   void pair(Index a, Index b, std::vector<LeafPair>& pairs) const {
-    const BvhNode& na = nodes_[a];
-    const BvhNode& nb = nodes_[b];
-    if (!na.volume.overlaps(nb.volume)) return;
-    if (na.is_leaf() && nb.is_leaf()) {
-      pairs.push_back({std::min(na.leaf, nb.leaf), std::max(na.leaf, nb.leaf)});
-      return;
-    }
-    if (descend_first(na, nb)) {
-      pair(na.left, b, pairs);
-      pair(na.right, b, pairs);
-    } else {
-      pair(a, nb.left, pairs);
-      pair(a, nb.right, pairs);
+    if (packed_[a].volume.overlaps(packed_[b].volume)) overlapping_pair(a, b, pairs);
+  }
+
+  // a and b overlap. The children are tested before descending (a call per overlapping child
+  // pair only), the second overlapping child pair by looping: the same order as plain recursion.
+  void overlapping_pair(Index a, Index b, std::vector<LeafPair>& pairs) const {
+    for (;;) {
+      const BvhTraversalNode& na = packed_[a];
+      const BvhTraversalNode& nb = packed_[b];
+      if (na.is_leaf() && nb.is_leaf()) {
+        pairs.push_back({std::min(na.leaf, nb.leaf), std::max(na.leaf, nb.leaf)});
+        return;
+      }
+      Index a1 = a, b1 = b, a2 = a, b2 = b;
+      if (descend_first(na, nb)) {
+        a1 = na.left;
+        a2 = na.right;
+      } else {
+        b1 = nb.left;
+        b2 = nb.right;
+      }
+      const bool first = packed_[a1].volume.overlaps(packed_[b1].volume);
+      const bool second = packed_[a2].volume.overlaps(packed_[b2].volume);
+      if (first && second) overlapping_pair(a1, b1, pairs);
+      if (second) {
+        a = a2;
+        b = b2;
+      } else if (first) {
+        a = a1;
+        b = b1;
+      } else {
+        return;
+      }
     }
   }
 
@@ -163,8 +185,8 @@ class Traversal {
       out.push_back({node.left, node.right});
       return;
     }
-    const BvhNode& na = nodes_[task.a];
-    const BvhNode& nb = nodes_[task.b];
+    const BvhTraversalNode& na = packed_[task.a];
+    const BvhTraversalNode& nb = packed_[task.b];
     if (!na.volume.overlaps(nb.volume)) return;
     if (na.is_leaf() && nb.is_leaf()) {
       pairs.push_back({std::min(na.leaf, nb.leaf), std::max(na.leaf, nb.leaf)});
@@ -189,21 +211,28 @@ class Traversal {
 
  private:
   // Descend the bigger volume, so both sides shrink at the same pace.
-  static bool descend_first(const BvhNode& a, const BvhNode& b) {
+  static bool descend_first(const BvhTraversalNode& a, const BvhTraversalNode& b) {
     if (b.is_leaf()) return true;
     if (a.is_leaf()) return false;
-    const double size_a = (a.volume.max[0] - a.volume.min[0]) +
-                          (a.volume.max[1] - a.volume.min[1]) + (a.volume.max[2] - a.volume.min[2]);
-    const double size_b = (b.volume.max[0] - b.volume.min[0]) +
-                          (b.volume.max[1] - b.volume.min[1]) + (b.volume.max[2] - b.volume.min[2]);
+    const float size_a = (a.volume.max[0] - a.volume.min[0]) + (a.volume.max[1] - a.volume.min[1]) +
+                         (a.volume.max[2] - a.volume.min[2]);
+    const float size_b = (b.volume.max[0] - b.volume.min[0]) + (b.volume.max[1] - b.volume.min[1]) +
+                         (b.volume.max[2] - b.volume.min[2]);
     return size_a >= size_b;
   }
 
   const std::vector<BvhNode>& nodes_;
+  const std::vector<BvhTraversalNode>& packed_;
   bool cull_;
 };
 
 }  // namespace
+
+struct Bvh::BorderSegment {
+  Point2 a, b;
+  Index va, vb;
+  double u_min, u_max;
+};
 
 Bvh::Bvh(const ClothMesh& mesh, const Positions& positions) : mesh_(&mesh) {
   check_positions(mesh, positions);
@@ -229,6 +258,12 @@ Bvh::Bvh(const ClothMesh& mesh, const Positions& positions) : mesh_(&mesh) {
     roots_.push_back(ids.empty() ? kNoIndex
                                  : build_node(ids, 0, ids.size(), kNoIndex, static_cast<Index>(p),
                                               0, centroids));
+  }
+  traversal_nodes_.resize(nodes_.size());
+  for (std::size_t n = 0; n < nodes_.size(); ++n) {
+    traversal_nodes_[n].left = nodes_[n].left;
+    traversal_nodes_[n].right = nodes_[n].right;
+    traversal_nodes_[n].leaf = nodes_[n].leaf;
   }
   find_disks();
   refit(positions, 0.0);
@@ -403,7 +438,7 @@ void Bvh::refit_leaf(BvhNode& node, const Positions& positions, double inflation
       // The triangles of a quad share two corners: each vertex is added once.
       if (v != first[0] && v != first[1] && v != first[2]) node.volume.add(positions[v]);
     }
-    node.cone = NormalCone::merge(
+    node.cone = NormalCone::of_two(
         node.cone, NormalCone::from_triangle(positions[second[0]], positions[second[1]],
                                              positions[second[2]]));
   }
@@ -419,23 +454,35 @@ void Bvh::refit(const Positions& positions, double inflation) {
   inflation_ = inflation;
   auto refit_node = [&](Index n) {
     BvhNode& node = nodes_[n];
+    Kdop18f& packed = traversal_nodes_[n].volume;
     if (node.is_leaf()) {
       refit_leaf(node, positions, inflation);
+      packed = Kdop18f(node.volume);
     } else {
       node.volume = nodes_[node.left].volume;
       node.volume.merge(nodes_[node.right].volume);
-      node.cone = NormalCone::merge(nodes_[node.left].cone, nodes_[node.right].cone);
+      // A cone of 90 degrees or more only says "not cullable", and so does every cone that
+      // contains it: such parents get any() without the trigonometry of a merge.
+      const NormalCone& a = nodes_[node.left].cone;
+      const NormalCone& b = nodes_[node.right].cone;
+      node.cone = a.narrower_than_right_angle() && b.narrower_than_right_angle()
+                      ? NormalCone::merge(a, b)
+                      : NormalCone::any();
+      packed = traversal_nodes_[node.left].volume;
+      packed.merge(traversal_nodes_[node.right].volume);
     }
   };
   // Top-down, so a region inside a cullable one inherits the flag without its own border test
   // (a part of a surface that does not intersect itself does not either).
-  auto cull_node = [&](Index n) {
+  auto cull_node = [&](Index n, std::vector<BorderSegment>& scratch) {
     BvhNode& node = nodes_[n];
     if (node.parent != kNoIndex && nodes_[node.parent].cullable) {
       node.cullable = true;
+    } else if (node.is_leaf()) {
+      node.cullable = false;  // never self-tested (its triangles share an edge): no border test
     } else {
       node.cullable = node_is_disk_[n] && node.cone.narrower_than_right_angle() &&
-                      border_is_simple_in_projection(n, positions);
+                      border_is_simple_in_projection(n, positions, scratch);
     }
   };
 #pragma omp parallel for schedule(dynamic, 1)
@@ -443,10 +490,14 @@ void Bvh::refit(const Positions& positions, double inflation) {
     for (Index n = subtree_end_[subtree_roots_[i]]; n-- > subtree_roots_[i];) refit_node(n);
   }
   for (std::size_t i = top_nodes_.size(); i-- > 0;) refit_node(top_nodes_[i]);
-  for (Index n : top_nodes_) cull_node(n);
+  std::vector<BorderSegment> scratch;  // reused across the nodes of one thread's loop
+  for (Index n : top_nodes_) cull_node(n, scratch);
 #pragma omp parallel for schedule(dynamic, 1)
   for (std::size_t i = 0; i < subtree_roots_.size(); ++i) {
-    for (Index n = subtree_roots_[i]; n < subtree_end_[subtree_roots_[i]]; ++n) cull_node(n);
+    std::vector<BorderSegment> subtree_scratch;
+    for (Index n = subtree_roots_[i]; n < subtree_end_[subtree_roots_[i]]; ++n) {
+      cull_node(n, subtree_scratch);
+    }
   }
 }
 
@@ -454,7 +505,8 @@ void Bvh::refit(const Positions& positions, double inflation) {
 // itself. Sweep over the segments sorted by their smallest u: only segments whose u ranges
 // overlap are compared. The projection basis is turned by a generic angle, so the straight
 // borders of grids do not line up with u (that would make every pair overlap in u).
-bool Bvh::border_is_simple_in_projection(Index n, const Positions& positions) const {
+bool Bvh::border_is_simple_in_projection(Index n, const Positions& positions,
+                                         std::vector<BorderSegment>& scratch) const {
   const ClothMesh& mesh = *mesh_;
   const auto border = node_border_edges_[n];
   const Vec3& axis = nodes_[n].cone.axis;
@@ -463,30 +515,25 @@ bool Bvh::border_is_simple_in_projection(Index n, const Positions& positions) co
     u = Vec3(0.8110771634476468, -0.3522345137562497, 0.4669118823567).cross(axis);
   u.normalize();
   const Vec3 v = axis.cross(u);
-  struct Seg {
-    Point2 a, b;
-    Index va, vb;
-    double u_min, u_max;
-  };
-  std::vector<Seg> segs;
-  segs.reserve(border.size());
+  std::vector<BorderSegment>& segs = scratch;
+  segs.clear();
   for (Index e : border) {
     const auto& ev = mesh.edges[e].vertices;
     const Vec3& pa = positions[ev[0]];
     const Vec3& pb = positions[ev[1]];
-    Seg s{{pa.dot(u), pa.dot(v)}, {pb.dot(u), pb.dot(v)}, ev[0], ev[1], 0, 0};
+    BorderSegment s{{pa.dot(u), pa.dot(v)}, {pb.dot(u), pb.dot(v)}, ev[0], ev[1], 0, 0};
     s.u_min = std::min(s.a.x, s.b.x);
     s.u_max = std::max(s.a.x, s.b.x);
     segs.push_back(s);
   }
-  std::sort(segs.begin(), segs.end(), [](const Seg& x, const Seg& y) {
+  std::sort(segs.begin(), segs.end(), [](const BorderSegment& x, const BorderSegment& y) {
     return x.u_min < y.u_min || (x.u_min == y.u_min && x.va < y.va) ||
            (x.u_min == y.u_min && x.va == y.va && x.vb < y.vb);
   });
   for (std::size_t i = 0; i < segs.size(); ++i) {
-    const Seg& s = segs[i];
+    const BorderSegment& s = segs[i];
     for (std::size_t j = i + 1; j < segs.size() && segs[j].u_min <= s.u_max; ++j) {
-      const Seg& r = segs[j];
+      const BorderSegment& r = segs[j];
       const bool share = s.va == r.va || s.va == r.vb || s.vb == r.va || s.vb == r.vb;
       if (share) {
         // Neighbours on the loop meet at their common vertex; they must not fold back onto
@@ -506,7 +553,7 @@ bool Bvh::border_is_simple_in_projection(Index n, const Positions& positions) co
 }
 
 Candidates Bvh::find_candidates(bool cull) const {
-  const Traversal traversal(nodes_, cull);
+  const Traversal traversal(nodes_, traversal_nodes_, cull);
   Candidates result;
   std::vector<Task> tasks;
   for (Index root : roots_) {

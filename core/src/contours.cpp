@@ -82,7 +82,9 @@ Contours trace_contours(const ClothMesh& mesh, const Positions& positions,
   std::vector<std::uint8_t> visited(segments.size(), 0);
 
   // Each new contour starts at the lowest unvisited segment, which is then its smallest one:
-  // the contours come out ordered by their smallest segment.
+  // the contours come out ordered by their smallest segment. The walk is sequential (which
+  // segment is free depends on the contours before); everything else is per contour, below.
+  std::vector<std::size_t> start_position;  // per contour: where its first segment s0 lies
   for (std::size_t first = 0; first < segments.size(); ++first) {
     if (visited[first]) continue;
     const Index s0 = static_cast<Index>(first);
@@ -103,13 +105,21 @@ Contours trace_contours(const ClothMesh& mesh, const Positions& positions,
     c.segments.insert(c.segments.end(), forward_segments.begin(), forward_segments.end());
     c.hits.assign(backward_hits.rbegin(), backward_hits.rend());
     c.hits.insert(c.hits.end(), forward_hits.begin(), forward_hits.end());
-    const std::size_t n = c.segments.size();
+    start_position.push_back(backward_segments.size());
+    out.contours.push_back(std::move(c));
+  }
 
+  // Per contour in parallel: sides, pieces, type, length (summed in walking order), so the
+  // result does not depend on the thread count.
+#pragma omp parallel for schedule(dynamic, 16)
+  for (std::size_t ci = 0; ci < out.contours.size(); ++ci) {
+    Contour& c = out.contours[ci];
+    const std::size_t n = c.segments.size();
     // Sides: at hit (e, t), t is on one side and the triangles of e on the other, and t is in
     // both segments through the hit; so a side is carried across each hit by t.
     c.side0_triangles.assign(n, kNoIndex);
-    const std::size_t k0 = backward_segments.size();
-    c.side0_triangles[k0] = segments[s0].triangles[0];
+    const std::size_t k0 = start_position[ci];
+    c.side0_triangles[k0] = segments[c.segments[k0]].triangles[0];
     for (std::size_t i = k0 + 1; i < n; ++i) {
       const Index t = hits[c.hits[i]].triangle;
       c.side0_triangles[i] =
@@ -135,16 +145,7 @@ Contours trace_contours(const ClothMesh& mesh, const Positions& positions,
                               mesh.edge_is_border[hits[c.hits.back()].edge];
       c.type = border_end ? ContourType::kBoundary : ContourType::kCrease;
     }
-    const Index contour_index = static_cast<Index>(out.contours.size());
-    for (Index s : c.segments) out.segment_contour[s] = contour_index;
-    ++out.count_by_type[static_cast<std::size_t>(c.type)];
-    out.contours.push_back(std::move(c));
-  }
-
-  // Lengths in parallel, each summed in walking order: independent of the thread count.
-#pragma omp parallel for schedule(dynamic, 16)
-  for (std::size_t i = 0; i < out.contours.size(); ++i) {
-    Contour& c = out.contours[i];
+    for (Index s : c.segments) out.segment_contour[s] = static_cast<Index>(ci);
     double length = 0;
     for (std::size_t k = 0; k + 1 < c.hits.size(); ++k) {
       length += (hits[c.hits[k + 1]].point - hits[c.hits[k]].point).norm();
@@ -152,6 +153,7 @@ Contours trace_contours(const ClothMesh& mesh, const Positions& positions,
     if (c.closed) length += (hits[c.hits.front()].point - hits[c.hits.back()].point).norm();
     c.length = length;
   }
+  for (const Contour& c : out.contours) ++out.count_by_type[static_cast<std::size_t>(c.type)];
   out.seconds = omp_get_wtime() - start;
   return out;
 }

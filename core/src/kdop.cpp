@@ -65,4 +65,22 @@ std::array<Vec3, 8> Kdop18::box_corners() const {
   return corners;
 }
 
+Kdop18f::Kdop18f(const Kdop18& volume) {
+  // Widened by 2^-22 of the value (more than half a float's spacing, the most that rounding to
+  // the nearest float moves it) and by a tiny absolute amount (values near zero), before that
+  // rounding, so each bound moves outwards. Clamped to the finite floats, so that a huge bound
+  // does not round to an infinity on the wrong side. Plain arithmetic: it vectorises.
+  constexpr double kRelative = 0x1p-22;
+  constexpr double kAbsolute = 1e-30;
+  constexpr double kFloatMax = std::numeric_limits<float>::max();
+  for (int k = 0; k < Kdop18::kAxes; ++k) {
+    const double lo = volume.min[k];
+    const double hi = volume.max[k];
+    min[k] = static_cast<float>(
+        std::min(lo * (lo > 0 ? 1 - kRelative : 1 + kRelative) - kAbsolute, kFloatMax));
+    max[k] = static_cast<float>(
+        std::max(hi * (hi > 0 ? 1 + kRelative : 1 - kRelative) + kAbsolute, -kFloatMax));
+  }
+}
+
 }  // namespace untangle

@@ -51,13 +51,19 @@ struct Block {
   std::size_t tested = 0;
 };
 
-// What the candidate tests read of a triangle this frame, computed once per triangle and packed
-// in one record, in the order the tests use it, so that a candidate pair reads two records
-// instead of five scattered arrays.
-struct TriangleFrame {
-  bool detectable;
-  std::array<Index, 3> vertices;
+// What the box test reads of a triangle this frame, in one cache line: most candidate pairs
+// end at the box test or the shared-vertex test, so they touch nothing else.
+struct alignas(64) TriangleBox {
   Vec3 low, high;  // the box, grown by kBoxMargin times its largest extent
+  std::array<Index, 3> vertices;
+  std::uint32_t detectable;
+};
+static_assert(sizeof(TriangleBox) == 64);
+
+// What the later tests read of a triangle this frame, computed once per triangle and packed in
+// one record, in the order the tests use it, so that a candidate pair reads two records instead
+// of five scattered arrays.
+struct TriangleFrame {
   // The quick side test: a ball around the corners, the unit normal (zero without area).
   Vec3 centre, unit_normal;
   double radius;
@@ -68,27 +74,26 @@ struct TriangleFrame {
   double side_tolerance;  // kSeparationTolerance^2 |normal|^2, the margin of the side test
 };
 
-TriangleFrame triangle_frame(const ClothMesh& mesh, const Positions& x, Index t) {
+void triangle_frame(const ClothMesh& mesh, const Positions& x, Index t, TriangleBox& box,
+                    TriangleFrame& f) {
   const auto& v = mesh.triangles[t];
   const Vec3 &a = x[v[0]], &b = x[v[1]], &c = x[v[2]];
-  TriangleFrame f;
   f.corners = {a, b, c};
   f.normal = (b - a).cross(c - a);
-  f.low = a.cwiseMin(b).cwiseMin(c);
-  f.high = a.cwiseMax(b).cwiseMax(c);
-  const double extent = (f.high - f.low).maxCoeff();
-  f.low.array() -= kBoxMargin * extent;
-  f.high.array() += kBoxMargin * extent;
+  box.low = a.cwiseMin(b).cwiseMin(c);
+  box.high = a.cwiseMax(b).cwiseMax(c);
+  const double extent = (box.high - box.low).maxCoeff();
+  box.low.array() -= kBoxMargin * extent;
+  box.high.array() += kBoxMargin * extent;
+  box.vertices = v;
+  box.detectable = mesh.triangle_detectable[t];
   f.side_tolerance = kSeparationTolerance * kSeparationTolerance * f.normal.squaredNorm();
-  f.vertices = v;
-  f.detectable = mesh.triangle_detectable[t] != 0;
   f.centre = (a + b + c) / 3;
   const double normal_length = f.normal.norm();
   f.unit_normal = normal_length > 0 ? Vec3(f.normal / normal_length) : Vec3::Zero();
   f.radius = std::sqrt(std::max(
       {(a - f.centre).squaredNorm(), (b - f.centre).squaredNorm(), (c - f.centre).squaredNorm()}));
   f.ball_margin = kBallMargin * extent;
-  return f;
 }
 
 // Sorted by (bucket, then less within a bucket) with a counting sort over the buckets: linear
@@ -119,7 +124,7 @@ bool share_vertex(const std::array<Index, 3>& a, const std::array<Index, 3>& b) 
 
 // Boxes apart by more than a hit's tolerance reach: no edge of one can meet the other, not even
 // as a dropped hit (those lie within kHitTolerance of the triangle, relative to its size).
-bool boxes_apart(const TriangleFrame& p, const TriangleFrame& q) {
+bool boxes_apart(const TriangleBox& p, const TriangleBox& q) {
   for (int k = 0; k < 3; ++k) {
     if (p.low[k] > q.high[k] || q.low[k] > p.high[k]) return true;
   }
@@ -195,8 +200,8 @@ EdgeTriangleResult moller_trumbore(const Vec3& p0, const Vec3& p1, const Vec3& a
 // The three edges of `owner` (ClothMesh::triangle_edges[owner_index]) against `target`, but for
 // those with both ends clearly on one side of the target's plane (`sides`, from corner_sides).
 void edges_against(const ClothMesh& mesh, Index owner_index, const TriangleFrame& owner,
-                   const std::array<int, 3>& sides, Index target_index, const TriangleFrame& target,
-                   Block& block) {
+                   const std::array<Index, 3>& owner_vertices, const std::array<int, 3>& sides,
+                   Index target_index, const TriangleFrame& target, Block& block) {
   const auto& pt = target.corners;
   const double normal_squared = target.normal.squaredNorm();
   for (int k = 0; k < 3; ++k) {
@@ -204,7 +209,7 @@ void edges_against(const ClothMesh& mesh, Index owner_index, const TriangleFrame
     // result bit-identical whichever of its triangles it is tested from.
     int i = k, j = (k + 1) % 3;
     if (sides[i] != 0 && sides[i] == sides[j]) continue;
-    if (owner.vertices[i] > owner.vertices[j]) std::swap(i, j);
+    if (owner_vertices[i] > owner_vertices[j]) std::swap(i, j);
     Hit hit;
     const EdgeTriangleResult r = moller_trumbore(owner.corners[i], owner.corners[j], pt[0], pt[1],
                                                  pt[2], normal_squared, hit);
@@ -220,8 +225,9 @@ void edges_against(const ClothMesh& mesh, Index owner_index, const TriangleFrame
   }
 }
 
-void test_triangle_pair(const ClothMesh& mesh, const std::vector<TriangleFrame>& frames, Index ta,
-                        Index tb, Block& block) {
+void test_triangle_pair(const ClothMesh& mesh, const std::vector<TriangleBox>& boxes,
+                        const std::vector<TriangleFrame>& frames, Index ta, Index tb,
+                        Block& block) {
   const TriangleFrame& fa = frames[ta];
   const TriangleFrame& fb = frames[tb];
   if (ball_on_one_side(fb, fa) || ball_on_one_side(fa, fb)) return;
@@ -232,13 +238,24 @@ void test_triangle_pair(const ClothMesh& mesh, const std::vector<TriangleFrame>&
   const std::array<int, 3> b_sides = corner_sides(fa, fb);
   if (all_on_one_side(b_sides)) return;
   const std::uint32_t first = static_cast<std::uint32_t>(block.hits.size());
-  edges_against(mesh, ta, fa, a_sides, tb, fb, block);
-  edges_against(mesh, tb, fb, b_sides, ta, fa, block);
+  edges_against(mesh, ta, fa, boxes[ta].vertices, a_sides, tb, fb, block);
+  edges_against(mesh, tb, fb, boxes[tb].vertices, b_sides, ta, fa, block);
   const auto count = static_cast<std::uint32_t>(block.hits.size()) - first;
   if (count > 0) block.pairs.push_back({std::min(ta, tb), std::max(ta, tb), first, count});
 }
 
 }  // namespace
+
+struct NarrowPhaseBuffers::Storage {
+  std::vector<TriangleBox> boxes;
+  std::vector<TriangleFrame> frames;
+  std::vector<Block> blocks;  // cleared, not freed, between calls
+};
+
+NarrowPhaseBuffers::NarrowPhaseBuffers() : storage(std::make_unique<Storage>()) {}
+NarrowPhaseBuffers::~NarrowPhaseBuffers() = default;
+NarrowPhaseBuffers::NarrowPhaseBuffers(NarrowPhaseBuffers&&) noexcept = default;
+NarrowPhaseBuffers& NarrowPhaseBuffers::operator=(NarrowPhaseBuffers&&) noexcept = default;
 
 EdgeTriangleResult intersect_edge_triangle(const Vec3& p0, const Vec3& p1, const Vec3& a,
                                            const Vec3& b, const Vec3& c, Hit& hit) {
@@ -246,7 +263,7 @@ EdgeTriangleResult intersect_edge_triangle(const Vec3& p0, const Vec3& p1, const
 }
 
 Intersections find_intersections(const ClothMesh& mesh, const Bvh& bvh, const Positions& positions,
-                                 const DetectOptions& options) {
+                                 const DetectOptions& options, NarrowPhaseBuffers* buffers) {
   if (positions.size() != mesh.vertex_count()) {
     throw std::invalid_argument("find_intersections: " + std::to_string(positions.size()) +
                                 " positions given for a mesh of " +
@@ -262,32 +279,43 @@ Intersections find_intersections(const ClothMesh& mesh, const Bvh& bvh, const Po
   out.broad_seconds = t1 - t0;
   out.culled_nodes = std::move(candidates.culled_nodes);
 
-  std::vector<TriangleFrame> frames(mesh.triangles.size());
+  NarrowPhaseBuffers own_buffers;
+  NarrowPhaseBuffers::Storage& storage = *(buffers != nullptr ? buffers : &own_buffers)->storage;
+  // Every field of every record is written below: a resize to the same size touches nothing.
+  std::vector<TriangleBox>& boxes = storage.boxes;
+  std::vector<TriangleFrame>& frames = storage.frames;
+  boxes.resize(mesh.triangles.size());
+  frames.resize(mesh.triangles.size());
   const auto triangle_count = static_cast<std::ptrdiff_t>(mesh.triangles.size());
 #pragma omp parallel for schedule(static)
   for (std::ptrdiff_t t = 0; t < triangle_count; ++t) {
-    frames[t] = triangle_frame(mesh, positions, static_cast<Index>(t));
+    triangle_frame(mesh, positions, static_cast<Index>(t), boxes[t], frames[t]);
   }
 
   const auto& leaf_pairs = candidates.leaf_pairs;
   const std::size_t block_count = (leaf_pairs.size() + kBlockSize - 1) / kBlockSize;
-  std::vector<Block> blocks(block_count);
+  std::vector<Block>& blocks = storage.blocks;
+  if (blocks.size() < block_count) blocks.resize(block_count);
 #pragma omp parallel for schedule(dynamic, 1)
   for (std::size_t bi = 0; bi < block_count; ++bi) {
     Block& block = blocks[bi];
+    block.pairs.clear();
+    block.hits.clear();
+    block.dropped.clear();
+    block.tested = 0;
     const std::size_t end = std::min(leaf_pairs.size(), (bi + 1) * kBlockSize);
     for (std::size_t i = bi * kBlockSize; i < end; ++i) {
       const Leaf& la = mesh.leaves[leaf_pairs[i][0]];
       const Leaf& lb = mesh.leaves[leaf_pairs[i][1]];
       for (Index ta : la) {
-        if (ta == kNoIndex || !frames[ta].detectable) continue;
+        if (ta == kNoIndex || !boxes[ta].detectable) continue;
         for (Index tb : lb) {
-          if (tb == kNoIndex || !frames[tb].detectable) continue;
+          if (tb == kNoIndex || !boxes[tb].detectable) continue;
           // Triangles that share a vertex have it in both boxes, so they pass the box test:
           // the cheaper box test comes first and the pairs it rejects count as tested.
-          if (!boxes_apart(frames[ta], frames[tb])) {
-            if (share_vertex(frames[ta].vertices, frames[tb].vertices)) continue;
-            test_triangle_pair(mesh, frames, ta, tb, block);
+          if (!boxes_apart(boxes[ta], boxes[tb])) {
+            if (share_vertex(boxes[ta].vertices, boxes[tb].vertices)) continue;
+            test_triangle_pair(mesh, boxes, frames, ta, tb, block);
           }
           ++block.tested;
         }
@@ -295,27 +323,34 @@ Intersections find_intersections(const ClothMesh& mesh, const Bvh& bvh, const Po
     }
   }
 
-  // Gather in block order (each block copied in parallel to its offset); raw hit offsets
-  // become global.
-  std::vector<std::size_t> hit_offset(block_count + 1, 0), pair_offset(block_count + 1, 0),
+  // Gather in block order. The hits stay in their blocks: only a 16-byte reference per hit
+  // moves through the sort (copying every hit again costs more than the sort on large meshes).
+  std::vector<std::uint32_t> hit_offset(block_count + 1, 0), pair_offset(block_count + 1, 0),
       dropped_offset(block_count + 1, 0);
   for (std::size_t bi = 0; bi < block_count; ++bi) {
-    hit_offset[bi + 1] = hit_offset[bi] + blocks[bi].hits.size();
-    pair_offset[bi + 1] = pair_offset[bi] + blocks[bi].pairs.size();
-    dropped_offset[bi + 1] = dropped_offset[bi] + blocks[bi].dropped.size();
+    hit_offset[bi + 1] = hit_offset[bi] + static_cast<std::uint32_t>(blocks[bi].hits.size());
+    pair_offset[bi + 1] = pair_offset[bi] + static_cast<std::uint32_t>(blocks[bi].pairs.size());
+    dropped_offset[bi + 1] =
+        dropped_offset[bi] + static_cast<std::uint32_t>(blocks[bi].dropped.size());
     out.candidate_pairs += blocks[bi].tested;
   }
-  std::vector<RawHit> raw(hit_offset.back());
+  struct HitRef {
+    std::uint64_t key;
+    std::uint32_t block, index;  // blocks[block].hits[index]
+  };
+  std::vector<HitRef> refs(hit_offset.back());
   std::vector<PairRecord> records(pair_offset.back());
   std::vector<std::uint64_t> dropped(dropped_offset.back());
 #pragma omp parallel for schedule(dynamic, 16)
   for (std::size_t bi = 0; bi < block_count; ++bi) {
     const Block& block = blocks[bi];
-    std::copy(block.hits.begin(), block.hits.end(), raw.begin() + hit_offset[bi]);
+    for (std::uint32_t k = 0; k < block.hits.size(); ++k) {
+      refs[hit_offset[bi] + k] = {block.hits[k].key, static_cast<std::uint32_t>(bi), k};
+    }
     std::copy(block.dropped.begin(), block.dropped.end(), dropped.begin() + dropped_offset[bi]);
     for (std::size_t k = 0; k < block.pairs.size(); ++k) {
       PairRecord r = block.pairs[k];
-      r.first += static_cast<std::uint32_t>(hit_offset[bi]);
+      r.first += hit_offset[bi];  // global raw hit index
       records[pair_offset[bi] + k] = r;
     }
   }
@@ -323,26 +358,34 @@ Intersections find_intersections(const ClothMesh& mesh, const Bvh& bvh, const Po
   out.dropped_hits =
       static_cast<std::size_t>(std::unique(dropped.begin(), dropped.end()) - dropped.begin());
 
-  // One hit per (edge, triangle): both copies are bit-identical, so keep the first.
-  using KeyIndex = std::pair<std::uint64_t, std::uint32_t>;
-  std::vector<KeyIndex> by_key(raw.size());
-  for (std::size_t i = 0; i < raw.size(); ++i) {
-    by_key[i] = {raw[i].key, static_cast<std::uint32_t>(i)};
-  }
-  const std::vector<KeyIndex> order = bucket_sort(
-      by_key, mesh.edges.size(), [](const KeyIndex& k) { return k.first >> 32; }, std::less<>());
-  std::vector<std::uint64_t> keys;
-  keys.reserve(order.size());
-  for (const auto& [key, index] : order) {
-    if (keys.empty() || keys.back() != key) {
-      keys.push_back(key);
-      out.hits.push_back(raw[index].hit);
+  // Two independent sequential sorts, run side by side (each is a pure function of its input).
+  std::vector<Index> kept(refs.size());
+#pragma omp parallel sections
+  {
+#pragma omp section
+    {
+      // One hit per (edge, triangle): both copies are bit-identical, so keep the first. Each
+      // raw hit learns the index of its kept copy, for the segments below.
+      const std::vector<HitRef> order = bucket_sort(
+          refs, mesh.edges.size(), [](const HitRef& r) { return r.key >> 32; },
+          [](const HitRef& x, const HitRef& y) {
+            return x.key < y.key || (x.key == y.key && (x.block < y.block ||
+                                                        (x.block == y.block && x.index < y.index)));
+          });
+      out.hits.reserve(order.size());
+      for (std::size_t i = 0; i < order.size(); ++i) {
+        const HitRef& r = order[i];
+        if (i == 0 || order[i - 1].key != r.key) {
+          out.hits.push_back(blocks[r.block].hits[r.index].hit);
+        }
+        kept[hit_offset[r.block] + r.index] = static_cast<Index>(out.hits.size() - 1);
+      }
     }
+#pragma omp section
+    records = bucket_sort(
+        records, mesh.triangles.size(), [](const PairRecord& r) { return r.a; },
+        [](const PairRecord& x, const PairRecord& y) { return x.b < y.b; });
   }
-
-  records = bucket_sort(
-      records, mesh.triangles.size(), [](const PairRecord& r) { return r.a; },
-      [](const PairRecord& x, const PairRecord& y) { return x.b < y.b; });
   out.pairs.resize(records.size());
   std::vector<std::uint8_t> is_segment(records.size(), 0);
   std::vector<std::array<Index, 2>> segment_hits(records.size());
@@ -351,15 +394,12 @@ Intersections find_intersections(const ClothMesh& mesh, const Bvh& bvh, const Po
     const PairRecord& r = records[i];
     out.pairs[i] = {r.a, r.b};
     if (r.count != 2) continue;
-    std::array<Index, 2> h;
-    for (std::uint32_t k = 0; k < 2; ++k) {
-      const auto it = std::lower_bound(keys.begin(), keys.end(), raw[r.first + k].key);
-      h[k] = static_cast<Index>(it - keys.begin());
-    }
+    std::array<Index, 2> h = {kept[r.first], kept[r.first + 1]};
     if (h[0] > h[1]) std::swap(h[0], h[1]);
     segment_hits[i] = h;
     is_segment[i] = 1;
   }
+  out.segments.reserve(records.size());
   for (std::size_t i = 0; i < records.size(); ++i) {
     if (is_segment[i]) out.segments.push_back({{records[i].a, records[i].b}, segment_hits[i]});
   }

@@ -38,6 +38,17 @@ NormalCone NormalCone::merge(const NormalCone& a, const NormalCone& b) {
   return {axis, std::min(half * (1 + 1e-12) + 1e-12, kAnyAngle)};
 }
 
+NormalCone NormalCone::of_two(const NormalCone& a, const NormalCone& b) {
+  if (a.half_angle != 0 || b.half_angle != 0) return merge(a, b);
+  const Vec3 sum = a.axis + b.axis;
+  const double sum_length = sum.norm();
+  // (Nearly) opposite normals have no reliable bisector; the cone is then near 90 degrees.
+  if (!(sum_length > 1e-6)) return any();
+  const double half = 0.5 * std::acos(std::clamp(a.axis.dot(b.axis), -1.0, 1.0));
+  // The bisector makes exactly half the angle with each normal; the widening covers rounding.
+  return {sum / sum_length, std::min(half * (1 + 1e-12) + 1e-12, kAnyAngle)};
+}
+
 bool NormalCone::narrower_than_right_angle() const {
   return half_angle < 0.5 * std::numbers::pi;
 }

@@ -60,6 +60,34 @@ TEST(NormalCone, TwoNormalsMergeIntoHalfTheirAngle) {
   EXPECT_NEAR(NormalCone::merge(inside, wide).half_angle, 1.0, 1e-12);
 }
 
+// The two-normal cone of a quad leaf: it contains both normals (no tolerance beyond rounding),
+// is half their angle wide, and agrees with merge; opposite normals give "any direction".
+TEST(NormalCone, OfTwoNormalsContainsBothAndMatchesMerge) {
+  std::mt19937_64 rng(5);
+  for (int trial = 0; trial < 2000; ++trial) {
+    const Vec3 n1 = random_unit(rng);
+    const Vec3 n2 = trial % 3 == 0 ? (n1 + 0.3 * random_unit(rng)).normalized() : random_unit(rng);
+    const NormalCone c =
+        NormalCone::of_two(NormalCone::from_normal(n1), NormalCone::from_normal(n2));
+    if (c.half_angle >= NormalCone::kAnyAngle) {
+      EXPECT_LT((n1 + n2).norm(), 1e-5);
+      continue;
+    }
+    EXPECT_TRUE(c.contains(n1, 0));
+    EXPECT_TRUE(c.contains(n2, 0));
+    const double between = std::acos(std::clamp(n1.dot(n2), -1.0, 1.0));
+    EXPECT_NEAR(c.half_angle, between / 2, 1e-9);
+    const NormalCone m =
+        NormalCone::merge(NormalCone::from_normal(n1), NormalCone::from_normal(n2));
+    if (between < 3) {
+      EXPECT_TRUE(c.axis.isApprox(m.axis, 1e-8));
+    }
+  }
+  const NormalCone opposite = NormalCone::of_two(NormalCone::from_normal(Vec3(0, 0, 1)),
+                                                 NormalCone::from_normal(Vec3(0, 0, -1)));
+  EXPECT_GE(opposite.half_angle, NormalCone::kAnyAngle);
+}
+
 TEST(NormalCone, RightAngleTestAndOppositeNormals) {
   EXPECT_TRUE((NormalCone{Vec3::UnitZ(), 1.5}).narrower_than_right_angle());
   EXPECT_FALSE((NormalCone{Vec3::UnitZ(), std::numbers::pi / 2}).narrower_than_right_angle());

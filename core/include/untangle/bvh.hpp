@@ -24,6 +24,16 @@ struct BvhNode {
   bool is_leaf() const { return left == kNoIndex; }
 };
 
+// What the pair traversal reads of a node, packed apart from BvhNode: the volume in single
+// precision (rounded outwards) and the links. Refit keeps it in step with the nodes.
+struct BvhTraversalNode {
+  Kdop18f volume;
+  Index left = kNoIndex;
+  Index right = kNoIndex;
+  Index leaf = kNoIndex;
+  bool is_leaf() const { return left == kNoIndex; }
+};
+
 using LeafPair = std::array<Index, 2>;  // indices into ClothMesh::leaves, [0] < [1]
 
 struct Candidates {
@@ -61,10 +71,13 @@ class Bvh {
                    const std::vector<std::array<double, Kdop18::kAxes>>& centroids);
   void find_disks();
   void refit_leaf(BvhNode& node, const Positions& positions, double inflation) const;
-  bool border_is_simple_in_projection(Index node, const Positions& positions) const;
+  struct BorderSegment;  // a border edge in the projection (bvh.cpp)
+  bool border_is_simple_in_projection(Index node, const Positions& positions,
+                                      std::vector<BorderSegment>& scratch) const;
 
   const ClothMesh* mesh_;
-  std::vector<BvhNode> nodes_;  // children after their parent (pre-order)
+  std::vector<BvhNode> nodes_;                     // children after their parent (pre-order)
+  std::vector<BvhTraversalNode> traversal_nodes_;  // the same order
   std::vector<Index> roots_;
   std::vector<Index> subtree_end_;    // the subtree of node n is [n, subtree_end_[n])
   std::vector<Index> top_nodes_;      // nodes above the parallel split depth, pre-order

@@ -8,6 +8,7 @@
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
+#include <xmmintrin.h>
 #endif
 
 #include "untangle/types.hpp"
@@ -33,6 +34,27 @@ struct Kdop18 {
   bool contains(const Vec3& p) const;
   // The 8 corners of the axis-aligned part (axes 0-2), for drawing.
   std::array<Vec3, 8> box_corners() const;
+};
+
+// A Kdop18 rounded outwards to single precision, for the traversal's overlap test: it contains
+// the double volume, so a pair that overlaps in double overlaps here too (it may add a pair that
+// only touches after rounding, never lose one), in half the bytes. Axes padded to 12 with empty
+// slabs [0, 0] that always overlap, so the test runs four axes at a time.
+struct alignas(16) Kdop18f {
+  static constexpr int kLanes = 12;
+  std::array<float, kLanes> min{};
+  std::array<float, kLanes> max{};
+
+  explicit Kdop18f(const Kdop18& volume);
+  Kdop18f() = default;
+  bool overlaps(const Kdop18f& other) const;  // inline below: the traversal's inner test
+  // Exact in single precision (min and max round nothing): a parent's volume from its children.
+  void merge(const Kdop18f& other) {
+    for (int k = 0; k < kLanes; ++k) {
+      min[k] = std::min(min[k], other.min[k]);
+      max[k] = std::max(max[k], other.max[k]);
+    }
+  }
 };
 
 inline std::array<double, Kdop18::kAxes> Kdop18::project(const Vec3& p) {
@@ -75,6 +97,25 @@ inline bool Kdop18::overlaps(const Kdop18& other) const {
   // Non-short-circuit accumulation: the 9 comparisons vectorise better than early exits.
   bool separated = false;
   for (int k = 0; k < kAxes; ++k) {
+    separated |= (min[k] > other.max[k]) | (other.min[k] > max[k]);
+  }
+  return !separated;
+#endif
+}
+
+inline bool Kdop18f::overlaps(const Kdop18f& other) const {
+#if defined(__SSE2__)
+  __m128 separated = _mm_setzero_ps();
+  for (int k = 0; k < kLanes; k += 4) {
+    separated =
+        _mm_or_ps(separated, _mm_cmpgt_ps(_mm_load_ps(&min[k]), _mm_load_ps(&other.max[k])));
+    separated =
+        _mm_or_ps(separated, _mm_cmpgt_ps(_mm_load_ps(&other.min[k]), _mm_load_ps(&max[k])));
+  }
+  return _mm_movemask_ps(separated) == 0;
+#else
+  bool separated = false;
+  for (int k = 0; k < kLanes; ++k) {
     separated |= (min[k] > other.max[k]) | (other.min[k] > max[k]);
   }
   return !separated;

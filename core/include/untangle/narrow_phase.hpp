@@ -3,6 +3,8 @@
 // share a vertex are skipped; hits exactly through a vertex or an edge are dropped and counted.
 #pragma once
 
+#include <memory>
+
 #include "untangle/bvh.hpp"
 
 namespace untangle {
@@ -53,8 +55,23 @@ enum class EdgeTriangleResult { kNone = 0, kHit = 1, kDropped = 2 };
 EdgeTriangleResult intersect_edge_triangle(const Vec3& p0, const Vec3& p1, const Vec3& a,
                                            const Vec3& b, const Vec3& c, Hit& hit);
 
-// The BVH must have been refit to `positions`.
+// Working memory the narrow phase keeps from one call to the next: per-triangle records and
+// per-block outputs. Fresh large buffers every frame cost a page fault per 4 KiB touched, more
+// than the tests on large meshes. Use one per thread that calls find_intersections.
+class NarrowPhaseBuffers {
+ public:
+  NarrowPhaseBuffers();
+  ~NarrowPhaseBuffers();
+  NarrowPhaseBuffers(NarrowPhaseBuffers&&) noexcept;
+  NarrowPhaseBuffers& operator=(NarrowPhaseBuffers&&) noexcept;
+
+  struct Storage;  // narrow_phase.cpp
+  std::unique_ptr<Storage> storage;
+};
+
+// The BVH must have been refit to `positions`. Without buffers, the call allocates its own.
 Intersections find_intersections(const ClothMesh& mesh, const Bvh& bvh, const Positions& positions,
-                                 const DetectOptions& options = {});
+                                 const DetectOptions& options = {},
+                                 NarrowPhaseBuffers* buffers = nullptr);
 
 }  // namespace untangle

@@ -17,6 +17,9 @@ struct NormalCone {
   static NormalCone any() { return {Vec3::UnitZ(), kAnyAngle}; }
   // The smallest cone (of this construction) containing both.
   static NormalCone merge(const NormalCone& a, const NormalCone& b);
+  // The cone of two triangle cones (half-angle 0 or any()), around the bisector: what merge
+  // gives, without its sine and cosine (the refit builds one per quad leaf).
+  static NormalCone of_two(const NormalCone& a, const NormalCone& b);
   bool narrower_than_right_angle() const;
   bool contains(const Vec3& unit_direction, double tolerance = 1e-12) const;
 

@@ -100,6 +100,7 @@ class World {
   std::unique_ptr<Solver> solver_;
   std::unique_ptr<Response> response_;
   Intersections intersections_;
+  NarrowPhaseBuffers narrow_buffers_;  // kept across frames
   Contours contours_;
   FrameStats stats_;
   Displacement displacement_;
