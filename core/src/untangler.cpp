@@ -211,6 +211,8 @@ UntangleReport solve(World& world, const Positions& start, const Positions& refe
   } else if (report.cancelled) {
     world.set_positions(reached);  // the last state whose pairs are known
     report.contours_left = world.contours().count_by_type;
+  } else if (report.iterations == 0) {
+    report.contours_left = world.contours().count_by_type;  // of the start, detected above
   } else {
     world.detect();  // the state the last frame reached
     pairs = world.intersections().pairs.size();
@@ -268,7 +270,9 @@ SequenceReport untangle_sequence(const ClothMesh& mesh, std::span<const Position
   const int frame_count = static_cast<int>(frames.size());
   for (std::size_t f = 0; f < frames.size(); ++f) {
     const Positions& input = frames[f];
-    const bool carried = !independent && f > 0;
+    // A frame whose predecessor needed no correction starts from its input: the same solve as
+    // an independent one, without detecting the same shape twice.
+    const bool carried = !independent && f > 0 && result[f - 1] != frames[f - 1];
     Positions start;
     if (carried) {
       // The correction of the previous frame carried over: a tangle that persists starts solved
