@@ -12,6 +12,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Relaxing the stretch of a clean state needs solver iterations, not detections: each relaxation
+// frame runs this many times the frame's solver iterations between two detections.
+constexpr int kRelaxIterationFactor = 2;
+
 void check_positions(const ClothMesh& mesh, const Positions& positions, const char* what) {
   if (positions.size() != mesh.vertex_count()) {
     throw std::invalid_argument(std::string(what) + " has " + std::to_string(positions.size()) +
@@ -175,7 +179,12 @@ UntangleReport solve(World& world, const Positions& start, const Positions& refe
     if (!best_clean.empty()) ++frames_since_clean;
     if (reached_pairs == 0) {
       const double strain = max_edge_strain(mesh, reference, reached);
-      if (best_clean.empty()) world.set_pull_stiffness(0);
+      if (best_clean.empty()) {
+        world.set_pull_stiffness(0);
+        Settings relax = world.settings();
+        relax.iterations = kRelaxIterationFactor * options.settings.iterations;
+        world.set_settings(relax);
+      }
       if (strain < best_strain) {
         best_clean = reached;
         best_strain = strain;
