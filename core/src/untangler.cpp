@@ -30,28 +30,6 @@ void check_positions(const ClothMesh& mesh, const Positions& positions, const ch
   }
 }
 
-// The polygons of the mesh back as pieces with local indices. ClothMesh fans each polygon from
-// its corner 0, so the corners are the first triangle's three and then each next triangle's
-// last; building from these pieces gives the same vertex, triangle and edge numbering.
-std::vector<PolygonMesh> polygon_pieces(const ClothMesh& mesh, const Positions& positions) {
-  std::vector<PolygonMesh> pieces(mesh.piece_count());
-  for (std::size_t p = 0; p < pieces.size(); ++p) {
-    const Index begin = mesh.piece_vertex_begin[p], end = mesh.piece_vertex_begin[p + 1];
-    pieces[p].positions.assign(positions.begin() + begin, positions.begin() + end);
-  }
-  for (Index f = 0; f < mesh.polygon_count(); ++f) {
-    const Index first = mesh.polygon_triangle_begin[f], last = mesh.polygon_triangle_begin[f + 1];
-    const Index p = mesh.triangle_piece[first];
-    const Index offset = mesh.piece_vertex_begin[p];
-    PolygonMesh& piece = pieces[p];
-    piece.face_sizes.push_back(last - first + 2);
-    for (Index v : mesh.triangles[first]) piece.face_indices.push_back(v - offset);
-    for (Index t = first + 1; t < last; ++t)
-      piece.face_indices.push_back(mesh.triangles[t][2] - offset);
-  }
-  return pieces;
-}
-
 // Over the user's edges: the diagonals that split a polygon into triangles are left out, since
 // a crushed quad of a cloth cache can have a diagonal of almost zero length whose ratio says
 // nothing about the stretch of the cloth.
@@ -102,16 +80,15 @@ void check_options(const ClothMesh& mesh, const UntangleOptions& options) {
   }
 }
 
-// The world every solve of one call runs in: built once (mesh, BVH, solver colouring), since a
-// cache of many frames changes only the shapes between solves.
+// The world every solve of one call runs in: built once (BVH, solver colouring) on a copy of
+// the caller's mesh, since a cache of many frames changes only the shapes between solves.
 World make_world(const ClothMesh& mesh, const UntangleOptions& options) {
   Scene scene;
   scene.name = "untangle";
-  scene.pieces = polygon_pieces(mesh, mesh.rest_positions);
   scene.inverse_mass = options.inverse_mass.empty() ? std::vector<double>(mesh.vertex_count(), 1.0)
                                                     : options.inverse_mass;
   scene.settings = options.settings;  // solve() sets the untangler's own on top
-  return World(scene);
+  return World(mesh, scene);
 }
 
 // One untangling solve: starts from `start`, keeps the edge lengths and bending of `rest` and is
