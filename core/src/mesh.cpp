@@ -118,6 +118,26 @@ void build_edges(ClothMesh& mesh) {
   }
 }
 
+// A triangle with the same three vertices as an earlier one would duplicate every hit. This
+// depends on the topology only, so it is found once at the build (a sort of all triangles),
+// not again for every rest shape a cache sets.
+void mark_duplicates(ClothMesh& mesh) {
+  mesh.triangle_duplicate.assign(mesh.triangle_count(), 0);
+  std::vector<std::pair<std::array<Index, 3>, Index>> sorted_corners;
+  sorted_corners.reserve(mesh.triangle_count());
+  for (Index t = 0; t < mesh.triangle_count(); ++t) {
+    auto corners = mesh.triangles[t];
+    std::sort(corners.begin(), corners.end());
+    sorted_corners.push_back({corners, t});
+  }
+  std::sort(sorted_corners.begin(), sorted_corners.end());
+  for (std::size_t i = 1; i < sorted_corners.size(); ++i) {
+    if (sorted_corners[i].first == sorted_corners[i - 1].first) {
+      mesh.triangle_duplicate[sorted_corners[i].second] = 1;
+    }
+  }
+}
+
 // Zero-area and repeated triangles would give undefined normals or duplicate every hit: they
 // stay in the topology (and bound the BVH) but never take part in detection.
 void mark_undetectable(ClothMesh& mesh) {
@@ -135,20 +155,10 @@ void mark_undetectable(ClothMesh& mesh) {
       ++mesh.report.degenerate_triangles;
     }
   }
-  std::vector<std::pair<std::array<Index, 3>, Index>> sorted_corners;
-  sorted_corners.reserve(mesh.triangle_count());
   for (Index t = 0; t < mesh.triangle_count(); ++t) {
-    auto corners = mesh.triangles[t];
-    std::sort(corners.begin(), corners.end());
-    sorted_corners.push_back({corners, t});
-  }
-  std::sort(sorted_corners.begin(), sorted_corners.end());
-  for (std::size_t i = 1; i < sorted_corners.size(); ++i) {
-    if (sorted_corners[i].first == sorted_corners[i - 1].first) {
-      const Index t = sorted_corners[i].second;
-      if (mesh.triangle_detectable[t]) ++mesh.report.duplicate_triangles;
-      mesh.triangle_detectable[t] = 0;
-    }
+    if (!mesh.triangle_duplicate[t]) continue;
+    if (mesh.triangle_detectable[t]) ++mesh.report.duplicate_triangles;
+    mesh.triangle_detectable[t] = 0;
   }
 }
 
@@ -271,6 +281,7 @@ ClothMesh ClothMesh::build(std::span<const PolygonMesh> pieces) {
   build_edges(mesh);
   build_leaves(mesh);
   build_adjacency(mesh, polygon_corners, polygon_corner_begin);
+  mark_duplicates(mesh);
   mesh.set_rest_positions(mesh.rest_positions);
   return mesh;
 }

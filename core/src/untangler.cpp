@@ -12,6 +12,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Relaxing the stretch of a clean state needs solver iterations, not detections: each relaxation
+// frame runs this many times the frame's solver iterations between two detections.
+constexpr int kRelaxIterationFactor = 2;
+
 void check_positions(const ClothMesh& mesh, const Positions& positions, const char* what) {
   if (positions.size() != mesh.vertex_count()) {
     throw std::invalid_argument(std::string(what) + " has " + std::to_string(positions.size()) +
@@ -24,28 +28,6 @@ void check_positions(const ClothMesh& mesh, const Positions& positions, const ch
                                   " has a non-finite coordinate (NaN or Inf)");
     }
   }
-}
-
-// The polygons of the mesh back as pieces with local indices. ClothMesh fans each polygon from
-// its corner 0, so the corners are the first triangle's three and then each next triangle's
-// last; building from these pieces gives the same vertex, triangle and edge numbering.
-std::vector<PolygonMesh> polygon_pieces(const ClothMesh& mesh, const Positions& positions) {
-  std::vector<PolygonMesh> pieces(mesh.piece_count());
-  for (std::size_t p = 0; p < pieces.size(); ++p) {
-    const Index begin = mesh.piece_vertex_begin[p], end = mesh.piece_vertex_begin[p + 1];
-    pieces[p].positions.assign(positions.begin() + begin, positions.begin() + end);
-  }
-  for (Index f = 0; f < mesh.polygon_count(); ++f) {
-    const Index first = mesh.polygon_triangle_begin[f], last = mesh.polygon_triangle_begin[f + 1];
-    const Index p = mesh.triangle_piece[first];
-    const Index offset = mesh.piece_vertex_begin[p];
-    PolygonMesh& piece = pieces[p];
-    piece.face_sizes.push_back(last - first + 2);
-    for (Index v : mesh.triangles[first]) piece.face_indices.push_back(v - offset);
-    for (Index t = first + 1; t < last; ++t)
-      piece.face_indices.push_back(mesh.triangles[t][2] - offset);
-  }
-  return pieces;
 }
 
 // Over the user's edges: the diagonals that split a polygon into triangles are left out, since
@@ -98,16 +80,15 @@ void check_options(const ClothMesh& mesh, const UntangleOptions& options) {
   }
 }
 
-// The world every solve of one call runs in: built once (mesh, BVH, solver colouring), since a
-// cache of many frames changes only the shapes between solves.
+// The world every solve of one call runs in: built once (BVH, solver colouring) on a copy of
+// the caller's mesh, since a cache of many frames changes only the shapes between solves.
 World make_world(const ClothMesh& mesh, const UntangleOptions& options) {
   Scene scene;
   scene.name = "untangle";
-  scene.pieces = polygon_pieces(mesh, mesh.rest_positions);
   scene.inverse_mass = options.inverse_mass.empty() ? std::vector<double>(mesh.vertex_count(), 1.0)
                                                     : options.inverse_mass;
   scene.settings = options.settings;  // solve() sets the untangler's own on top
-  return World(scene);
+  return World(mesh, scene);
 }
 
 // One untangling solve: starts from `start`, keeps the edge lengths and bending of `rest` and is
@@ -175,7 +156,12 @@ UntangleReport solve(World& world, const Positions& start, const Positions& refe
     if (!best_clean.empty()) ++frames_since_clean;
     if (reached_pairs == 0) {
       const double strain = max_edge_strain(mesh, reference, reached);
-      if (best_clean.empty()) world.set_pull_stiffness(0);
+      if (best_clean.empty()) {
+        world.set_pull_stiffness(0);
+        Settings relax = world.settings();
+        relax.iterations = kRelaxIterationFactor * options.settings.iterations;
+        world.set_settings(relax);
+      }
       if (strain < best_strain) {
         best_clean = reached;
         best_strain = strain;
@@ -211,6 +197,8 @@ UntangleReport solve(World& world, const Positions& start, const Positions& refe
   } else if (report.cancelled) {
     world.set_positions(reached);  // the last state whose pairs are known
     report.contours_left = world.contours().count_by_type;
+  } else if (report.iterations == 0) {
+    report.contours_left = world.contours().count_by_type;  // of the start, detected above
   } else {
     world.detect();  // the state the last frame reached
     pairs = world.intersections().pairs.size();
@@ -268,7 +256,9 @@ SequenceReport untangle_sequence(const ClothMesh& mesh, std::span<const Position
   const int frame_count = static_cast<int>(frames.size());
   for (std::size_t f = 0; f < frames.size(); ++f) {
     const Positions& input = frames[f];
-    const bool carried = !independent && f > 0;
+    // A frame whose predecessor needed no correction starts from its input: the same solve as
+    // an independent one, without detecting the same shape twice.
+    const bool carried = !independent && f > 0 && result[f - 1] != frames[f - 1];
     Positions start;
     if (carried) {
       // The correction of the previous frame carried over: a tangle that persists starts solved

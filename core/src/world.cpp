@@ -6,6 +6,7 @@
 #include <cmath>
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include "untangle/solver.hpp"
 
@@ -68,9 +69,10 @@ double seconds_since(double start) {
 
 }  // namespace
 
-World::World(const Scene& scene)
-    : mesh_(std::make_unique<ClothMesh>(ClothMesh::build(scene.pieces))),
-      settings_(scene.settings) {
+World::World(const Scene& scene) : World(ClothMesh::build(scene.pieces), scene) {}
+
+World::World(ClothMesh mesh, const Scene& scene)
+    : mesh_(std::make_unique<ClothMesh>(std::move(mesh))), settings_(scene.settings) {
   validate(settings_);
   const std::size_t n = mesh_->vertex_count();
   check_array(scene.initial_positions, n, "initial_positions", true);

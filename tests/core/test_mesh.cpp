@@ -166,6 +166,26 @@ TEST(ClothMesh, ZeroAreaAndDuplicateTrianglesAreKeptOutOfDetection) {
   EXPECT_EQ(built.triangle_detectable, (std::vector<std::uint8_t>{0, 1, 0}));
 }
 
+// Degeneracy follows each rest shape (a cache frame), duplicates are topology: a new rest shape
+// that makes the collinear triangle proper lets it into detection, the repeated one stays out.
+TEST(ClothMesh, NewRestShapeRedecidesDegenerateButKeepsDuplicatesOut) {
+  PolygonMesh mesh{{Vec3(0, 0, 0), Vec3(1, 0, 0), Vec3(2, 0, 0), Vec3(0, 1, 0)},
+                   {3, 3, 3},
+                   {0, 1, 2, 0, 1, 3, 1, 3, 0}};
+  ClothMesh built = build_one(mesh);
+  Positions rest = built.rest_positions;
+  rest[2] = Vec3(2, 1, 0);  // 0, 1, 2 no longer collinear
+  built.set_rest_positions(rest);
+  EXPECT_EQ(built.report.degenerate_triangles, 0u);
+  EXPECT_EQ(built.report.duplicate_triangles, 1u);
+  EXPECT_EQ(built.triangle_detectable, (std::vector<std::uint8_t>{1, 1, 0}));
+  rest[3] = Vec3(0.5, 0, 0);  // now the two triangles on 0, 1, 3 are flat: degenerate first
+  built.set_rest_positions(rest);
+  EXPECT_EQ(built.report.degenerate_triangles, 2u);
+  EXPECT_EQ(built.report.duplicate_triangles, 0u);
+  EXPECT_EQ(built.triangle_detectable, (std::vector<std::uint8_t>{1, 0, 0}));
+}
+
 TEST(ClothMesh, NonManifoldEdgesAreAcceptedAndCounted) {
   // Three triangles on the edge (0, 1).
   PolygonMesh fan{{Vec3(0, 0, 0), Vec3(1, 0, 0), Vec3(0, 1, 0), Vec3(0, -1, 0), Vec3(0, 0, 1)},

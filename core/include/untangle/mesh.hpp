@@ -73,6 +73,7 @@ class ClothMesh {
   std::vector<Index> triangle_piece;
   std::vector<Index> triangle_polygon;            // the input polygon (global numbering)
   std::vector<std::uint8_t> triangle_detectable;  // 0 for degenerate and duplicate triangles
+  std::vector<std::uint8_t> triangle_duplicate;   // 1: same vertices as an earlier triangle
   std::vector<Index> polygon_triangle_begin;      // triangles of polygon f: [begin[f], begin[f+1])
 
   std::vector<MeshEdge> edges;

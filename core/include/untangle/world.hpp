@@ -42,6 +42,9 @@ class World {
  public:
   // Throws MeshError for a bad mesh, std::invalid_argument for bad settings or array sizes.
   explicit World(const Scene& scene);
+  // The same on a mesh built already (scene.pieces is not read): the untangler solves many
+  // frames of one mesh that its caller has built and validated once.
+  World(ClothMesh mesh, const Scene& scene);
   ~World();
   World(World&&) noexcept;
   World& operator=(World&&) noexcept;
