@@ -167,8 +167,8 @@ TEST(Kikuchi, PairEndsTheThicknessApart) {
 }
 
 // B crosses A within one frame, with no history (a fresh response): the side it had at the start
-// of the frame (0.1 to 0.5 above A) is the valid one. B is pushed back up along A's normal, as with a remembered
-// side, and the side is remembered for the next frames.
+// of the frame (0.1 to 0.5 above A) is the valid one. B is pushed back up along A's normal, as with
+// a remembered side, and the side is remembered for the next frames.
 TEST(Kikuchi, SideAtTheStartOfTheFrameIsUsedForANewCrossing) {
   TwoTriangles scene(kDipping);
   Positions start = scene.x;
