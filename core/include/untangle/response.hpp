@@ -13,8 +13,9 @@ namespace untangle {
 
 struct Displacement {
   Positions delta;  // per particle; empty = no displacement this frame
-  // Particles next to a contour: there a proximity push that opposes delta is dropped
-  // (SPEC "Proximity constraints"), when drop_opposing_proximity is set.
+  // Particles where a proximity push that opposes delta is dropped, when
+  // drop_opposing_proximity is set (SPEC "Proximity constraints"): next to a contour for ICM,
+  // Ye and Buffet; for Kikuchi, those of pairs whose valid side is known from history.
   std::vector<std::uint8_t> near_contour;
   bool drop_opposing_proximity = true;
   bool carries_momentum = true;    // false: like the proximity push, not turned into velocity
