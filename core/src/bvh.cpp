@@ -426,23 +426,32 @@ void Bvh::find_disks() {
 
 void Bvh::refit_leaf(BvhNode& node, const Positions& positions, double inflation) const {
   const ClothMesh& mesh = *mesh_;
-  node.volume = Kdop18();
   const Leaf& leaf = mesh.leaves[node.leaf];
   const auto& first = mesh.triangles[leaf[0]];
-  for (Index v : first) node.volume.add(positions[v]);
+  // The corners of the leaf, each once (the triangles of a quad share two), projected on the
+  // 9 axes straight into the volume: no empty volume to start from, one pass per corner.
+  std::array<Index, 6> corners{first[0], first[1], first[2]};
+  std::size_t corner_count = 3;
+  if (leaf[1] != kNoIndex) {
+    for (Index v : mesh.triangles[leaf[1]]) {
+      if (v != first[0] && v != first[1] && v != first[2]) corners[corner_count++] = v;
+    }
+  }
+  const auto d0 = Kdop18::project(positions[corners[0]]);
+  node.volume.min = d0;
+  node.volume.max = d0;
+  for (std::size_t c = 1; c < corner_count; ++c) {
+    node.volume.add(positions[corners[c]]);
+  }
+  if (inflation > 0) node.volume.inflate(inflation);
   node.cone =
       NormalCone::from_triangle(positions[first[0]], positions[first[1]], positions[first[2]]);
   if (leaf[1] != kNoIndex) {
     const auto& second = mesh.triangles[leaf[1]];
-    for (Index v : second) {
-      // The triangles of a quad share two corners: each vertex is added once.
-      if (v != first[0] && v != first[1] && v != first[2]) node.volume.add(positions[v]);
-    }
     node.cone = NormalCone::of_two(
         node.cone, NormalCone::from_triangle(positions[second[0]], positions[second[1]],
                                              positions[second[2]]));
   }
-  node.volume.inflate(inflation);
 }
 
 void Bvh::refit(const Positions& positions, double inflation) {

@@ -29,13 +29,6 @@ Vec3 Kdop18::axis(int k) {
   return kAxisDirections.at(static_cast<std::size_t>(k));
 }
 
-void Kdop18::merge(const Kdop18& other) {
-  for (int k = 0; k < kAxes; ++k) {
-    min[k] = std::min(min[k], other.min[k]);
-    max[k] = std::max(max[k], other.max[k]);
-  }
-}
-
 void Kdop18::inflate(double distance) {
   if (empty()) return;  // an empty volume stays empty (inf - d is still inf)
   for (int k = 0; k < kAxes; ++k) {
@@ -66,20 +59,31 @@ std::array<Vec3, 8> Kdop18::box_corners() const {
 }
 
 Kdop18f::Kdop18f(const Kdop18& volume) {
-  // Widened by 2^-22 of the value (more than half a float's spacing, the most that rounding to
-  // the nearest float moves it) and by a tiny absolute amount (values near zero), before that
-  // rounding, so each bound moves outwards. Clamped to the finite floats, so that a huge bound
-  // does not round to an infinity on the wrong side. Plain arithmetic: it vectorises.
-  constexpr double kRelative = 0x1p-22;
-  constexpr double kAbsolute = 1e-30;
-  constexpr double kFloatMax = std::numeric_limits<float>::max();
-  for (int k = 0; k < Kdop18::kAxes; ++k) {
-    const double lo = volume.min[k];
-    const double hi = volume.max[k];
-    min[k] = static_cast<float>(
-        std::min(lo * (lo > 0 ? 1 - kRelative : 1 + kRelative) - kAbsolute, kFloatMax));
-    max[k] = static_cast<float>(
-        std::max(hi * (hi > 0 ? 1 + kRelative : 1 - kRelative) + kAbsolute, -kFloatMax));
+  int k = 0;
+#if defined(__SSE2__)
+  // float_below and float_above two axes at a time (the refit converts every leaf).
+  using namespace float_rounding;
+  const __m128d zero = _mm_setzero_pd();
+  const __m128d shrink = _mm_set1_pd(1 - kRelative), grow = _mm_set1_pd(1 + kRelative);
+  const __m128d absolute = _mm_set1_pd(kAbsolute), largest = _mm_set1_pd(kFloatMax);
+  const __m128d lowest = _mm_set1_pd(-kFloatMax);
+  auto scale = [&](__m128d x, __m128d positive_factor, __m128d other_factor) {
+    const __m128d positive = _mm_cmpgt_pd(x, zero);
+    return _mm_mul_pd(
+        x, _mm_or_pd(_mm_and_pd(positive, positive_factor), _mm_andnot_pd(positive, other_factor)));
+  };
+  for (; k + 1 < Kdop18::kAxes; k += 2) {
+    const __m128d lo = _mm_loadu_pd(&volume.min[k]);
+    const __m128d hi = _mm_loadu_pd(&volume.max[k]);
+    const __m128d below = _mm_min_pd(_mm_sub_pd(scale(lo, shrink, grow), absolute), largest);
+    const __m128d above = _mm_max_pd(_mm_add_pd(scale(hi, grow, shrink), absolute), lowest);
+    _mm_storel_pi(reinterpret_cast<__m64*>(&min[k]), _mm_cvtpd_ps(below));
+    _mm_storel_pi(reinterpret_cast<__m64*>(&max[k]), _mm_cvtpd_ps(above));
+  }
+#endif
+  for (; k < Kdop18::kAxes; ++k) {
+    min[k] = float_below(volume.min[k]);
+    max[k] = float_above(volume.max[k]);
   }
 }
 

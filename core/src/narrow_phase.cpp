@@ -1,11 +1,16 @@
 #include "untangle/narrow_phase.hpp"
 
 #include <omp.h>
+#if defined(__SSE2__)
+#include <xmmintrin.h>
+#endif
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -51,14 +56,14 @@ struct Block {
   std::size_t tested = 0;
 };
 
-// What the box test reads of a triangle this frame, in one cache line: most candidate pairs
-// end at the box test or the shared-vertex test, so they touch nothing else.
-struct alignas(64) TriangleBox {
-  Vec3 low, high;  // the box, grown by kBoxMargin times its largest extent
-  std::array<Index, 3> vertices;
-  std::uint32_t detectable;
+// What the box test reads of a leaf this frame: per axis, the boxes of its (up to) two
+// triangles as (low 0, low 1, high 0, high 1), grown by kBoxMargin times their largest extent
+// and rounded outwards to floats. A missing or undetectable triangle has an empty box (low the
+// largest float, high the lowest), which overlaps nothing. Most candidate pairs end at this
+// test, which runs the four triangle pairs of a leaf pair at once.
+struct alignas(16) LeafBoxes {
+  std::array<std::array<float, 4>, 3> axis;
 };
-static_assert(sizeof(TriangleBox) == 64);
 
 // What the later tests read of a triangle this frame, computed once per triangle and packed in
 // one record, in the order the tests use it, so that a candidate pair reads two records instead
@@ -74,19 +79,20 @@ struct TriangleFrame {
   double side_tolerance;  // kSeparationTolerance^2 |normal|^2, the margin of the side test
 };
 
-void triangle_frame(const ClothMesh& mesh, const Positions& x, Index t, TriangleBox& box,
+// Fills f and lane `lane` of the leaf's boxes for triangle t.
+void triangle_frame(const ClothMesh& mesh, const Positions& x, Index t, int lane, LeafBoxes& boxes,
                     TriangleFrame& f) {
   const auto& v = mesh.triangles[t];
   const Vec3 &a = x[v[0]], &b = x[v[1]], &c = x[v[2]];
   f.corners = {a, b, c};
   f.normal = (b - a).cross(c - a);
-  box.low = a.cwiseMin(b).cwiseMin(c);
-  box.high = a.cwiseMax(b).cwiseMax(c);
-  const double extent = (box.high - box.low).maxCoeff();
-  box.low.array() -= kBoxMargin * extent;
-  box.high.array() += kBoxMargin * extent;
-  box.vertices = v;
-  box.detectable = mesh.triangle_detectable[t];
+  const Vec3 low = a.cwiseMin(b).cwiseMin(c);
+  const Vec3 high = a.cwiseMax(b).cwiseMax(c);
+  const double extent = (high - low).maxCoeff();
+  for (int k = 0; k < 3; ++k) {
+    boxes.axis[k][lane] = float_below(low[k] - kBoxMargin * extent);
+    boxes.axis[k][lane + 2] = float_above(high[k] + kBoxMargin * extent);
+  }
   f.side_tolerance = kSeparationTolerance * kSeparationTolerance * f.normal.squaredNorm();
   f.centre = (a + b + c) / 3;
   const double normal_length = f.normal.norm();
@@ -122,13 +128,52 @@ bool share_vertex(const std::array<Index, 3>& a, const std::array<Index, 3>& b) 
   return false;
 }
 
+void leaf_frames(const ClothMesh& mesh, const Positions& x, Index l, LeafBoxes& boxes,
+                 std::vector<TriangleFrame>& frames) {
+  for (int lane = 0; lane < 2; ++lane) {
+    const Index t = mesh.leaves[l][lane];
+    if (t != kNoIndex && mesh.triangle_detectable[t]) {
+      triangle_frame(mesh, x, t, lane, boxes, frames[t]);
+    } else {
+      for (auto& axis : boxes.axis) {
+        axis[lane] = std::numeric_limits<float>::max();
+        axis[lane + 2] = std::numeric_limits<float>::lowest();
+      }
+    }
+  }
+}
+
+// Bit 2 i + j is set when the boxes of triangle i of leaf a and triangle j of leaf b overlap.
 // Boxes apart by more than a hit's tolerance reach: no edge of one can meet the other, not even
 // as a dropped hit (those lie within kHitTolerance of the triangle, relative to its size).
-bool boxes_apart(const TriangleBox& p, const TriangleBox& q) {
+unsigned overlap_mask(const LeafBoxes& a, const LeafBoxes& b) {
+#if defined(__SSE2__)
+  // Lane 2 i + j compares triangle i of a with triangle j of b.
+  __m128 separated = _mm_setzero_ps();
   for (int k = 0; k < 3; ++k) {
-    if (p.low[k] > q.high[k] || q.low[k] > p.high[k]) return true;
+    const __m128 va = _mm_load_ps(a.axis[k].data());
+    const __m128 vb = _mm_load_ps(b.axis[k].data());
+    const __m128 a_low = _mm_shuffle_ps(va, va, _MM_SHUFFLE(1, 1, 0, 0));
+    const __m128 a_high = _mm_shuffle_ps(va, va, _MM_SHUFFLE(3, 3, 2, 2));
+    const __m128 b_low = _mm_shuffle_ps(vb, vb, _MM_SHUFFLE(1, 0, 1, 0));
+    const __m128 b_high = _mm_shuffle_ps(vb, vb, _MM_SHUFFLE(3, 2, 3, 2));
+    separated =
+        _mm_or_ps(separated, _mm_or_ps(_mm_cmpgt_ps(a_low, b_high), _mm_cmpgt_ps(b_low, a_high)));
   }
-  return false;
+  return ~static_cast<unsigned>(_mm_movemask_ps(separated)) & 0xFu;
+#else
+  unsigned mask = 0;
+  for (int i = 0; i < 2; ++i) {
+    for (int j = 0; j < 2; ++j) {
+      bool separated = false;
+      for (const int k : {0, 1, 2}) {
+        separated |= a.axis[k][i] > b.axis[k][j + 2] || b.axis[k][j] > a.axis[k][i + 2];
+      }
+      if (!separated) mask |= 1u << (2 * i + j);
+    }
+  }
+  return mask;
+#endif
 }
 
 // The quick side test: the ball around `other` clearly on one side of the plane of `plane`, so
@@ -225,9 +270,8 @@ void edges_against(const ClothMesh& mesh, Index owner_index, const TriangleFrame
   }
 }
 
-void test_triangle_pair(const ClothMesh& mesh, const std::vector<TriangleBox>& boxes,
-                        const std::vector<TriangleFrame>& frames, Index ta, Index tb,
-                        Block& block) {
+void test_triangle_pair(const ClothMesh& mesh, const std::vector<TriangleFrame>& frames, Index ta,
+                        Index tb, Block& block) {
   const TriangleFrame& fa = frames[ta];
   const TriangleFrame& fb = frames[tb];
   if (ball_on_one_side(fb, fa) || ball_on_one_side(fa, fb)) return;
@@ -238,8 +282,8 @@ void test_triangle_pair(const ClothMesh& mesh, const std::vector<TriangleBox>& b
   const std::array<int, 3> b_sides = corner_sides(fa, fb);
   if (all_on_one_side(b_sides)) return;
   const std::uint32_t first = static_cast<std::uint32_t>(block.hits.size());
-  edges_against(mesh, ta, fa, boxes[ta].vertices, a_sides, tb, fb, block);
-  edges_against(mesh, tb, fb, boxes[tb].vertices, b_sides, ta, fa, block);
+  edges_against(mesh, ta, fa, mesh.triangles[ta], a_sides, tb, fb, block);
+  edges_against(mesh, tb, fb, mesh.triangles[tb], b_sides, ta, fa, block);
   const auto count = static_cast<std::uint32_t>(block.hits.size()) - first;
   if (count > 0) block.pairs.push_back({std::min(ta, tb), std::max(ta, tb), first, count});
 }
@@ -247,7 +291,7 @@ void test_triangle_pair(const ClothMesh& mesh, const std::vector<TriangleBox>& b
 }  // namespace
 
 struct NarrowPhaseBuffers::Storage {
-  std::vector<TriangleBox> boxes;
+  std::vector<LeafBoxes> boxes;  // per leaf
   std::vector<TriangleFrame> frames;
   std::vector<Block> blocks;  // cleared, not freed, between calls
 };
@@ -281,15 +325,16 @@ Intersections find_intersections(const ClothMesh& mesh, const Bvh& bvh, const Po
 
   NarrowPhaseBuffers own_buffers;
   NarrowPhaseBuffers::Storage& storage = *(buffers != nullptr ? buffers : &own_buffers)->storage;
-  // Every field of every record is written below: a resize to the same size touches nothing.
-  std::vector<TriangleBox>& boxes = storage.boxes;
+  // Every box and the frame of every detectable triangle are written below: a resize to the
+  // same size touches nothing.
+  std::vector<LeafBoxes>& boxes = storage.boxes;
   std::vector<TriangleFrame>& frames = storage.frames;
-  boxes.resize(mesh.triangles.size());
+  boxes.resize(mesh.leaves.size());
   frames.resize(mesh.triangles.size());
-  const auto triangle_count = static_cast<std::ptrdiff_t>(mesh.triangles.size());
+  const auto leaf_count = static_cast<std::ptrdiff_t>(mesh.leaves.size());
 #pragma omp parallel for schedule(static)
-  for (std::ptrdiff_t t = 0; t < triangle_count; ++t) {
-    triangle_frame(mesh, positions, static_cast<Index>(t), boxes[t], frames[t]);
+  for (std::ptrdiff_t l = 0; l < leaf_count; ++l) {
+    leaf_frames(mesh, positions, static_cast<Index>(l), boxes[l], frames);
   }
 
   const auto& leaf_pairs = candidates.leaf_pairs;
@@ -305,20 +350,16 @@ Intersections find_intersections(const ClothMesh& mesh, const Bvh& bvh, const Po
     block.tested = 0;
     const std::size_t end = std::min(leaf_pairs.size(), (bi + 1) * kBlockSize);
     for (std::size_t i = bi * kBlockSize; i < end; ++i) {
-      const Leaf& la = mesh.leaves[leaf_pairs[i][0]];
-      const Leaf& lb = mesh.leaves[leaf_pairs[i][1]];
-      for (Index ta : la) {
-        if (ta == kNoIndex || !boxes[ta].detectable) continue;
-        for (Index tb : lb) {
-          if (tb == kNoIndex || !boxes[tb].detectable) continue;
-          // Triangles that share a vertex have it in both boxes, so they pass the box test:
-          // the cheaper box test comes first and the pairs it rejects count as tested.
-          if (!boxes_apart(boxes[ta], boxes[tb])) {
-            if (share_vertex(boxes[ta].vertices, boxes[tb].vertices)) continue;
-            test_triangle_pair(mesh, boxes, frames, ta, tb, block);
-          }
-          ++block.tested;
-        }
+      const auto [a, b] = leaf_pairs[i];
+      // In the order (triangle 0 of a, 0 of b), (0, 1), (1, 0), (1, 1).
+      for (unsigned mask = overlap_mask(boxes[a], boxes[b]); mask != 0; mask &= mask - 1) {
+        const int bit = std::countr_zero(mask);
+        const Index ta = mesh.leaves[a][bit >> 1];
+        const Index tb = mesh.leaves[b][bit & 1];
+        // Triangles that share a vertex have it in both boxes: the cheaper box test first.
+        if (share_vertex(mesh.triangles[ta], mesh.triangles[tb])) continue;
+        ++block.tested;
+        test_triangle_pair(mesh, frames, ta, tb, block);
       }
     }
   }

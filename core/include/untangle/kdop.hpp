@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -27,13 +28,18 @@ struct Kdop18 {
   static Vec3 axis(int k);
 
   void add(const Vec3& p);  // inline below: the refit's inner loop
-  void merge(const Kdop18& other);
+  // Grows to contain the projections d (from project), or another volume: inline below.
+  void add_projection(const std::array<double, kAxes>& d) { grow(d, d); }
+  void merge(const Kdop18& other) { grow(other.min, other.max); }
   void inflate(double distance);             // grows every slab by distance (in world units)
   bool overlaps(const Kdop18& other) const;  // inline below: the traversal's inner test
   bool empty() const;
   bool contains(const Vec3& p) const;
   // The 8 corners of the axis-aligned part (axes 0-2), for drawing.
   std::array<Vec3, 8> box_corners() const;
+
+ private:
+  void grow(const std::array<double, kAxes>& low, const std::array<double, kAxes>& high);
 };
 
 // A Kdop18 rounded outwards to single precision, for the traversal's overlap test: it contains
@@ -50,12 +56,41 @@ struct alignas(16) Kdop18f {
   bool overlaps(const Kdop18f& other) const;  // inline below: the traversal's inner test
   // Exact in single precision (min and max round nothing): a parent's volume from its children.
   void merge(const Kdop18f& other) {
+#if defined(__SSE2__)
+    for (int k = 0; k < kLanes; k += 4) {
+      _mm_store_ps(&min[k], _mm_min_ps(_mm_load_ps(&min[k]), _mm_load_ps(&other.min[k])));
+      _mm_store_ps(&max[k], _mm_max_ps(_mm_load_ps(&max[k]), _mm_load_ps(&other.max[k])));
+    }
+#else
     for (int k = 0; k < kLanes; ++k) {
       min[k] = std::min(min[k], other.min[k]);
       max[k] = std::max(max[k], other.max[k]);
     }
+#endif
   }
 };
+
+// A float at or below x (float_below) or at or above it (float_above), for volumes rounded
+// outwards: widened by 2^-22 of the value (more than half a float's spacing, the most that
+// rounding to the nearest float moves it) and by a tiny absolute amount (values near zero),
+// before that rounding. Clamped to the finite floats, so that a huge bound does not round to an
+// infinity on the wrong side (+infinity, an empty minimum, gives the largest float). Plain
+// arithmetic: it vectorises.
+namespace float_rounding {
+inline constexpr double kRelative = 0x1p-22;
+inline constexpr double kAbsolute = 1e-30;
+inline constexpr double kFloatMax = std::numeric_limits<float>::max();
+}  // namespace float_rounding
+inline float float_below(double x) {
+  using namespace float_rounding;
+  return static_cast<float>(
+      std::min(x * (x > 0 ? 1 - kRelative : 1 + kRelative) - kAbsolute, kFloatMax));
+}
+inline float float_above(double x) {
+  using namespace float_rounding;
+  return static_cast<float>(
+      std::max(x * (x > 0 ? 1 + kRelative : 1 - kRelative) + kAbsolute, -kFloatMax));
+}
 
 inline std::array<double, Kdop18::kAxes> Kdop18::project(const Vec3& p) {
   constexpr double kInvSqrt2 = 0.70710678118654752440;
@@ -72,11 +107,27 @@ inline std::array<double, Kdop18::kAxes> Kdop18::project(const Vec3& p) {
 }
 
 inline void Kdop18::add(const Vec3& p) {
-  const auto d = project(p);
-  for (int k = 0; k < kAxes; ++k) {
-    min[k] = std::min(min[k], d[k]);
-    max[k] = std::max(max[k], d[k]);
+  add_projection(project(p));
+}
+
+// The refit's inner loop: two axes per instruction (compilers keep std::min's branches here).
+// Bounds are never NaN (positions are finite), so minpd's NaN rule does not matter.
+inline void Kdop18::grow(const std::array<double, kAxes>& low,
+                         const std::array<double, kAxes>& high) {
+#if defined(__SSE2__)
+  for (int k = 0; k + 1 < kAxes; k += 2) {
+    _mm_storeu_pd(&min[k], _mm_min_pd(_mm_loadu_pd(&min[k]), _mm_loadu_pd(&low[k])));
+    _mm_storeu_pd(&max[k], _mm_max_pd(_mm_loadu_pd(&max[k]), _mm_loadu_pd(&high[k])));
   }
+  constexpr int kLast = kAxes - 1;
+  min[kLast] = low[kLast] < min[kLast] ? low[kLast] : min[kLast];
+  max[kLast] = high[kLast] > max[kLast] ? high[kLast] : max[kLast];
+#else
+  for (int k = 0; k < kAxes; ++k) {
+    min[k] = std::min(min[k], low[k]);
+    max[k] = std::max(max[k], high[k]);
+  }
+#endif
 }
 
 inline bool Kdop18::overlaps(const Kdop18& other) const {

@@ -28,8 +28,10 @@ struct Intersections {
   std::vector<Hit> hits;                    // unique, sorted by (edge, triangle)
   std::vector<Segment> segments;            // sorted by triangles
   std::vector<std::array<Index, 2>> pairs;  // triangle pairs with at least one hit, a < b, sorted
-  std::size_t dropped_hits = 0;     // exactly through a vertex or an edge: dropped this frame
-  std::size_t candidate_pairs = 0;  // triangle pairs tested by the narrow phase
+  std::size_t dropped_hits = 0;  // exactly through a vertex or an edge: dropped this frame
+  // Triangle pairs of the candidate leaves whose boxes overlap and that share no vertex: those
+  // the exact tests ran on.
+  std::size_t candidate_pairs = 0;
   std::vector<Index> culled_nodes;
   double broad_seconds = 0;
   double narrow_seconds = 0;
