@@ -214,11 +214,7 @@ class Traversal {
   static bool descend_first(const BvhTraversalNode& a, const BvhTraversalNode& b) {
     if (b.is_leaf()) return true;
     if (a.is_leaf()) return false;
-    const float size_a = (a.volume.max[0] - a.volume.min[0]) + (a.volume.max[1] - a.volume.min[1]) +
-                         (a.volume.max[2] - a.volume.min[2]);
-    const float size_b = (b.volume.max[0] - b.volume.min[0]) + (b.volume.max[1] - b.volume.min[1]) +
-                         (b.volume.max[2] - b.volume.min[2]);
-    return size_a >= size_b;
+    return a.size >= b.size;
   }
 
   const std::vector<BvhNode>& nodes_;
@@ -480,6 +476,8 @@ void Bvh::refit(const Positions& positions, double inflation) {
       packed = traversal_nodes_[node.left].volume;
       packed.merge(traversal_nodes_[node.right].volume);
     }
+    traversal_nodes_[n].size = (packed.max[0] - packed.min[0]) + (packed.max[1] - packed.min[1]) +
+                               (packed.max[2] - packed.min[2]);
   };
   // Top-down, so a region inside a cullable one inherits the flag without its own border test
   // (a part of a surface that does not intersect itself does not either).

@@ -2,7 +2,7 @@
 
 #include <omp.h>
 #if defined(__SSE2__)
-#include <xmmintrin.h>
+#include <emmintrin.h>
 #endif
 
 #include <algorithm>
@@ -122,10 +122,21 @@ std::vector<T> bucket_sort(const std::vector<T>& items, std::size_t bucket_count
 }
 
 bool share_vertex(const std::array<Index, 3>& a, const std::array<Index, 3>& b) {
+#if defined(__SSE2__)
+  // a's corners (the last twice) against each of b's, four lanes at a time.
+  const __m128i corners = _mm_setr_epi32(static_cast<int>(a[0]), static_cast<int>(a[1]),
+                                         static_cast<int>(a[2]), static_cast<int>(a[2]));
+  const __m128i equal =
+      _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi32(corners, _mm_set1_epi32(static_cast<int>(b[0]))),
+                                _mm_cmpeq_epi32(corners, _mm_set1_epi32(static_cast<int>(b[1])))),
+                   _mm_cmpeq_epi32(corners, _mm_set1_epi32(static_cast<int>(b[2]))));
+  return _mm_movemask_epi8(equal) != 0;
+#else
   for (Index u : a) {
     if (u == b[0] || u == b[1] || u == b[2]) return true;
   }
   return false;
+#endif
 }
 
 void leaf_frames(const ClothMesh& mesh, const Positions& x, Index l, LeafBoxes& boxes,

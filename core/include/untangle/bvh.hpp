@@ -28,6 +28,7 @@ struct BvhNode {
 // precision (rounded outwards) and the links. Refit keeps it in step with the nodes.
 struct BvhTraversalNode {
   Kdop18f volume;
+  float size = 0;  // the sum of the volume's x, y and z extents: the traversal descends the larger
   Index left = kNoIndex;
   Index right = kNoIndex;
   Index leaf = kNoIndex;
