@@ -50,6 +50,7 @@ struct PairRecord {
 };
 
 struct Block {
+  std::vector<std::array<Index, 2>> candidates;  // triangle pairs for the exact tests
   std::vector<PairRecord> pairs;
   std::vector<RawHit> hits;
   std::vector<std::uint64_t> dropped;
@@ -358,21 +359,25 @@ Intersections find_intersections(const ClothMesh& mesh, const Bvh& bvh, const Po
     block.pairs.clear();
     block.hits.clear();
     block.dropped.clear();
-    block.tested = 0;
+    block.candidates.clear();
+    // The cheap tests over the whole block first, then the exact ones: two tight loops instead
+    // of one that mixes them (and reloads the mesh's arrays after every stored hit).
+    const Leaf* leaves = mesh.leaves.data();
+    const std::array<Index, 3>* triangles = mesh.triangles.data();
     const std::size_t end = std::min(leaf_pairs.size(), (bi + 1) * kBlockSize);
     for (std::size_t i = bi * kBlockSize; i < end; ++i) {
       const auto [a, b] = leaf_pairs[i];
       // In the order (triangle 0 of a, 0 of b), (0, 1), (1, 0), (1, 1).
       for (unsigned mask = overlap_mask(boxes[a], boxes[b]); mask != 0; mask &= mask - 1) {
         const int bit = std::countr_zero(mask);
-        const Index ta = mesh.leaves[a][bit >> 1];
-        const Index tb = mesh.leaves[b][bit & 1];
+        const Index ta = leaves[a][bit >> 1];
+        const Index tb = leaves[b][bit & 1];
         // Triangles that share a vertex have it in both boxes: the cheaper box test first.
-        if (share_vertex(mesh.triangles[ta], mesh.triangles[tb])) continue;
-        ++block.tested;
-        test_triangle_pair(mesh, frames, ta, tb, block);
+        if (!share_vertex(triangles[ta], triangles[tb])) block.candidates.push_back({ta, tb});
       }
     }
+    block.tested = block.candidates.size();
+    for (const auto& [ta, tb] : block.candidates) test_triangle_pair(mesh, frames, ta, tb, block);
   }
 
   // Gather in block order. The hits stay in their blocks: only a 16-byte reference per hit
