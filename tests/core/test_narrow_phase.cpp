@@ -61,6 +61,57 @@ TEST(NarrowPhase, PairsEqualBruteForceOnCrumpledMeshes) {
   EXPECT_GT(total_pairs, 1000u);
 }
 
+// The same on meshes whose BVH leaves are not all quads: every third quad given as two
+// triangles (paired into leaves across other edges, or left alone; the first quad only half
+// there), and one triangle of zero
+// area (its corner moved onto the middle of its opposite side), which is never tested.
+TEST(NarrowPhase, PairsEqualBruteForceOnMixedTriangleAndQuadMeshes) {
+  std::size_t total_pairs = 0, lone_leaves = 0;
+  for (const Case& c : {kCases[5], kCases[8], kCases[9]}) {
+    CrumpleOptions o;
+    o.nx = c.nx;
+    o.ny = c.ny;
+    o.folds = c.folds;
+    o.seed = c.seed;
+    auto pieces = test::crumpled_pieces(o, c.pieces);
+    for (PolygonMesh& piece : pieces) {
+      PolygonMesh mixed;
+      mixed.positions = piece.positions;
+      for (std::size_t f = 0; f < piece.face_sizes.size(); ++f) {
+        const Index* q = &piece.face_indices[4 * f];
+        if (f == 0) {  // half of the first quad only: an odd triangle count leaves one alone
+          mixed.face_sizes.push_back(3);
+          mixed.face_indices.insert(mixed.face_indices.end(), {q[0], q[1], q[3]});
+        } else if (f % 3 == 0) {
+          mixed.face_sizes.insert(mixed.face_sizes.end(), {3, 3});
+          mixed.face_indices.insert(mixed.face_indices.end(), {q[0], q[1], q[3], q[1], q[2], q[3]});
+        } else {
+          mixed.face_sizes.push_back(4);
+          mixed.face_indices.insert(mixed.face_indices.end(), q, q + 4);
+        }
+      }
+      piece = mixed;
+    }
+    // Quad (a, b, c, d) is fanned into (a, b, c) and (a, c, d): b onto the middle of a-c.
+    const Index* q = &pieces[0].face_indices[3];  // the second face, after one triangle
+    Positions& p = pieces[0].positions;
+    p[q[1]] = 0.5 * (p[q[0]] + p[q[2]]);
+    const ClothMesh mesh = ClothMesh::build(pieces);
+    const Positions x = test::concatenated_positions(pieces);
+    ASSERT_EQ(mesh.report.degenerate_triangles, 1u);
+    for (const Leaf& leaf : mesh.leaves) lone_leaves += leaf[1] == kNoIndex ? 1 : 0;
+    const Bvh bvh(mesh, x);
+    const Intersections found = find_intersections(mesh, bvh, x);
+    const auto expected = test::brute_force_pairs(mesh, x);
+    SCOPED_TRACE(::testing::Message() << mesh.triangle_count() << " triangles, seed " << c.seed);
+    EXPECT_EQ(found.pairs, expected);
+    EXPECT_FALSE(expected.empty());
+    total_pairs += expected.size();
+  }
+  EXPECT_GT(total_pairs, 100u);
+  EXPECT_GT(lone_leaves, 0u) << "some leaves should hold a single triangle";
+}
+
 // Hits are unique and sorted by (edge, triangle); each lies on its edge at parameter t and at
 // its barycentrics on the triangle; each segment's hits belong to its own two triangles.
 TEST(NarrowPhase, HitsAreConsistentWithTheirEdgeTriangleAndSegment) {
