@@ -39,6 +39,21 @@ bool touches(const ClothMesh& mesh, Index p, std::span<const Index> vertices) {
   return false;
 }
 
+// Whether vertex p is one of `vertices` or a corner of a polygon of one of `triangles`: the
+// narrow rule, which leaves pairs one ring apart to the search (they cross in a tight fold).
+bool shares_polygon(const ClothMesh& mesh, Index p, std::span<const Index> vertices,
+                    std::span<const Index> triangles) {
+  for (Index v : vertices) {
+    if (v == p) return true;
+  }
+  for (Index t : mesh.vertex_triangles[p]) {
+    for (Index u : triangles) {
+      if (u != kNoIndex && mesh.triangle_polygon[t] == mesh.triangle_polygon[u]) return true;
+    }
+  }
+  return false;
+}
+
 // Point-triangle pairs of the owned vertices of `points` listed in `live` (bit i: owned vertex i)
 // with the triangles of `triangles`.
 void point_triangle_pairs(const ClothMesh& mesh, const Positions& x,
@@ -268,6 +283,7 @@ ProximitySearch::ProximitySearch(const Bvh& bvh)
 void ProximitySearch::find_skips() {
   const ClothMesh& mesh = bvh_->mesh();
   skip_offsets_.assign(parts_.size() + 1, 0);
+  near_skip_offsets_.assign(parts_.size() + 1, 0);
   std::vector<Index> others;
   for (std::size_t a = 0; a < parts_.size(); ++a) {
     const LeafParts& pa = parts_[a];
@@ -288,25 +304,46 @@ void ProximitySearch::find_skips() {
       const LeafParts& pb = parts_[b];
       const std::span<const Index> b_vertices(pb.vertices.data(),
                                               static_cast<std::size_t>(pb.vertex_count));
+      const std::span<const Index> a_triangles(mesh.leaves[a].data(), 2);
+      const std::span<const Index> b_triangles(mesh.leaves[b].data(), 2);
       Skips skips{b};
+      Skips near{b};
       for (int i = 0; i < pa.owned_vertex_count; ++i) {
         if (touches(mesh, pa.owned_vertices[i], b_vertices)) skips.points_a |= 1u << i;
+        if (shares_polygon(mesh, pa.owned_vertices[i], b_vertices, b_triangles)) {
+          near.points_a |= 1u << i;
+        }
       }
       for (int j = 0; j < pb.owned_vertex_count; ++j) {
         if (touches(mesh, pb.owned_vertices[j], a_vertices)) skips.points_b |= 1u << j;
+        if (shares_polygon(mesh, pb.owned_vertices[j], a_vertices, a_triangles)) {
+          near.points_b |= 1u << j;
+        }
       }
       for (int i = 0; i < pa.owned_edge_count; ++i) {
-        const auto& ea = mesh.edges[pa.owned_edges[i]].vertices;
+        const MeshEdge& edge_a = mesh.edges[pa.owned_edges[i]];
+        const auto& ea = edge_a.vertices;
         for (int j = 0; j < pb.owned_edge_count; ++j) {
-          const auto& eb = mesh.edges[pb.owned_edges[j]].vertices;
+          const MeshEdge& edge_b = mesh.edges[pb.owned_edges[j]];
+          const auto& eb = edge_b.vertices;
           if (touches(mesh, ea[0], eb) || touches(mesh, ea[1], eb)) {
             skips.edges |= std::uint32_t{1} << (5 * i + j);
           }
+          const std::span<const Index> ta(edge_a.triangles.data(),
+                                          std::min<std::size_t>(edge_a.triangle_count, 2));
+          const std::span<const Index> tb(edge_b.triangles.data(),
+                                          std::min<std::size_t>(edge_b.triangle_count, 2));
+          if (shares_polygon(mesh, ea[0], eb, tb) || shares_polygon(mesh, ea[1], eb, tb) ||
+              shares_polygon(mesh, eb[0], ea, ta) || shares_polygon(mesh, eb[1], ea, ta)) {
+            near.edges |= std::uint32_t{1} << (5 * i + j);
+          }
         }
       }
+      if (near.points_a != 0 || near.points_b != 0 || near.edges != 0) near_skips_.push_back(near);
       if (skips.points_a != 0 || skips.points_b != 0 || skips.edges != 0) skips_.push_back(skips);
     }
     skip_offsets_[a + 1] = static_cast<Index>(skips_.size());
+    near_skip_offsets_[a + 1] = static_cast<Index>(near_skips_.size());
   }
 }
 
@@ -329,8 +366,10 @@ void ProximitySearch::refit(const Positions& x, double inflation) {
 
 ProximitySearch::LeafTests ProximitySearch::live_tests(Index a, Index b) const {
   if (a > b) std::swap(a, b);
-  const auto begin = skips_.begin() + skip_offsets_[a];
-  const auto end = skips_.begin() + skip_offsets_[a + 1];
+  const std::vector<Skips>& table = walked_near_ ? near_skips_ : skips_;
+  const std::vector<Index>& offsets = walked_near_ ? near_skip_offsets_ : skip_offsets_;
+  const auto begin = table.begin() + offsets[a];
+  const auto end = table.begin() + offsets[a + 1];
   const auto found = std::lower_bound(
       begin, end, b, [](const Skips& skips, Index leaf) { return skips.other < leaf; });
   const Skips skips = found != end && found->other == b ? *found : Skips{b};
@@ -427,7 +466,8 @@ void ProximitySearch::find_leaf_pairs(const Positions& x, double inflation) {
   }
 }
 
-const ProximityPairs& ProximitySearch::find(const Positions& x, double thickness) {
+const ProximityPairs& ProximitySearch::find(const Positions& x, double thickness,
+                                            bool near_neighbours) {
   if (x.size() != bvh_->mesh().vertex_count()) {
     throw std::invalid_argument("ProximitySearch::find: " + std::to_string(x.size()) +
                                 " positions for a mesh of " +
@@ -437,7 +477,9 @@ const ProximityPairs& ProximitySearch::find(const Positions& x, double thickness
   result_.edge_edge.clear();
   if (!(thickness > 0)) return result_;
   const double margin = kReuseMargin * thickness;
-  if (thickness != walked_thickness_ || !moved_less_than(x, walked_positions_, margin)) {
+  if (thickness != walked_thickness_ || near_neighbours != walked_near_ ||
+      !moved_less_than(x, walked_positions_, margin)) {
+    walked_near_ = near_neighbours;  // live_tests reads it during the walk
     // Two primitives closer than the thickness are closer than that along every axis; each moves
     // less than the margin until the next walk.
     find_leaf_pairs(x, 0.5 * thickness + margin);
