@@ -91,6 +91,68 @@ World make_world(const ClothMesh& mesh, const UntangleOptions& options) {
   return World(mesh, scene);
 }
 
+// A relaxation frame whose result intersects is taken only in part: its move is halved up to
+// this many times until the state it reaches is clean.
+constexpr int kRelaxHalvings = 4;
+
+// The clean state the untangling reached is stretched where the pushes went. Each relaxation
+// frame runs the solver on it without the response and the pull (the pull leads back into the
+// tangle). Its proximity pairs only hold the gap they have (a clean state's sides are consistent,
+// and crushed layers are not pushed apart, which stretches them) and include pairs one ring
+// apart (a tight fold crosses there otherwise). Where the frame still brings an intersection
+// back, its move is halved until the state is clean again (checked by detection), so every
+// state the relaxation goes through is clean; the one of least strain is kept.
+void relax(World& world, const Positions& reference, const UntangleOptions& options,
+           Positions& clean, UntangleReport& report) {
+  const ClothMesh& mesh = world.mesh();
+  double best_strain = max_edge_strain(mesh, reference, clean);
+  if (best_strain <= options.relax_strain) return;
+  const Settings untangling = world.settings();
+  Settings settings = untangling;
+  settings.untangle = false;
+  settings.proximity = options.settings.proximity;
+  settings.proximity_holds_gap = true;
+  settings.proximity_near_neighbours = true;
+  settings.iterations = kRelaxIterationFactor * options.settings.iterations;
+  world.set_settings(settings);
+  world.set_pull_stiffness(0);
+  const Positions zero(mesh.vertex_count(), Vec3::Zero());
+  Positions state = clean;
+  for (int frame = 0; frame < options.relax_iterations; ++frame) {
+    world.set_positions(state);
+    world.set_velocities(zero);
+    world.step();
+    const Positions target = world.positions();
+    Positions relaxed = target;
+    bool kept = false;
+    double part = 1;
+    for (int halving = 0; halving <= kRelaxHalvings; ++halving) {
+      if (halving > 0) {
+        part *= 0.5;
+        for (std::size_t v = 0; v < relaxed.size(); ++v) {
+          relaxed[v] = state[v] + part * (target[v] - state[v]);
+        }
+      }
+      world.set_positions(relaxed);
+      world.detect();
+      if (world.intersections().pairs.empty()) {
+        kept = true;
+        break;
+      }
+    }
+    ++report.iterations;
+    if (!kept) break;  // even a small part of the move intersects: `state` is as far as it goes
+    state = std::move(relaxed);
+    const double strain = max_edge_strain(mesh, reference, state);
+    if (strain < best_strain) {
+      best_strain = strain;
+      clean = state;
+    }
+    if (strain <= options.relax_strain) break;
+  }
+  world.set_settings(untangling);
+}
+
 // One untangling solve: starts from `start`, keeps the edge lengths and bending of `rest` and is
 // pulled toward `reference`, the shape the user wants kept (the figures are measured against
 // it). Quasi-static: velocities are cleared before each pipeline frame, so no push overshoots.
@@ -102,6 +164,9 @@ UntangleReport solve(World& world, const Positions& start, const Positions& refe
   Settings settings = options.settings;
   settings.gravity = Vec3::Zero();
   settings.fade_stuck_contours = false;  // a stall raises the push instead (below)
+  // Tight folds of a crushed cloth cross between triangles one ring apart, which the default
+  // neighbour rule never pairs (ProximitySearch::find).
+  settings.proximity_near_neighbours = true;
   settings.response_strength *= options.strength_scale;
   world.set_settings(settings);
   world.set_rest_shape(rest);
@@ -123,23 +188,16 @@ UntangleReport solve(World& world, const Positions& start, const Positions& refe
 
   // Each pipeline frame detects on its start (velocities are zero and there is no gravity, so
   // its prediction leaves the positions as they are): that detection tells the pairs of the
-  // state the previous frame reached. The first clean state is often only just clean, and
-  // stretched where the pushes went; the solve goes on for up to relax_iterations more frames
-  // without the pull (it leads back into the tangle) and returns the clean state of least
-  // strain, stopping early at one below relax_strain.
+  // state the previous frame reached.
   Positions reached = world.positions();
   std::size_t reached_pairs = start_pairs;
   Positions best_clean;
-  double best_strain = std::numeric_limits<double>::infinity();
-  int frames_since_clean = 0;
   std::size_t fewest_pairs = start_pairs;
+  Positions fewest = world.positions();  // the state of fewest_pairs
   int stalled = 0;
   double strength_scale = options.strength_scale;
-  while (reached_pairs > 0 || (report.iterations > 0 && !best_clean.empty())) {
-    if (best_clean.empty() ? report.iterations >= options.max_iterations
-                           : frames_since_clean >= options.relax_iterations) {
-      break;
-    }
+  while (reached_pairs > 0) {
+    if (report.iterations >= options.max_iterations) break;
     reached = world.positions();
     world.set_velocities(zero);
     world.step();
@@ -153,23 +211,13 @@ UntangleReport solve(World& world, const Positions& start, const Positions& refe
       report.cancelled = true;
       break;
     }
-    if (!best_clean.empty()) ++frames_since_clean;
     if (reached_pairs == 0) {
-      const double strain = max_edge_strain(mesh, reference, reached);
-      if (best_clean.empty()) {
-        world.set_pull_stiffness(0);
-        Settings relax = world.settings();
-        relax.iterations = kRelaxIterationFactor * options.settings.iterations;
-        world.set_settings(relax);
-      }
-      if (strain < best_strain) {
-        best_clean = reached;
-        best_strain = strain;
-      }
-      if (strain <= options.relax_strain) break;
+      best_clean = reached;
+      break;
     }
     if (reached_pairs < fewest_pairs) {
       fewest_pairs = reached_pairs;
+      fewest = reached;
       stalled = 0;
     } else if (++stalled >= options.stall_iterations) {
       stalled = 0;
@@ -189,6 +237,12 @@ UntangleReport solve(World& world, const Positions& start, const Positions& refe
     }
     ++report.iterations;
   }
+  // A start that is clean already (a carried correction that still fits) is returned as it is:
+  // relaxing it would change the correction from frame to frame.
+  if (start_pairs == 0) best_clean = world.positions();
+  if (start_pairs > 0 && !best_clean.empty() && !report.cancelled && options.relax_iterations > 0) {
+    relax(world, reference, options, best_clean, report);
+  }
 
   std::size_t pairs = reached_pairs;
   if (!best_clean.empty()) {
@@ -202,6 +256,13 @@ UntangleReport solve(World& world, const Positions& start, const Positions& refe
   } else {
     world.detect();  // the state the last frame reached
     pairs = world.intersections().pairs.size();
+    if (pairs > fewest_pairs) {
+      // A deep tangle can get worse again once the push is strong: the state with the fewest
+      // intersections seen is returned instead of the last.
+      world.set_positions(fewest);
+      world.detect();
+      pairs = world.intersections().pairs.size();
+    }
     report.contours_left = world.contours().count_by_type;
     if (progress && report.iterations > 0) {
       progress(report.iterations, options.max_iterations, pairs);
