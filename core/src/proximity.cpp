@@ -39,19 +39,22 @@ bool touches(const ClothMesh& mesh, Index p, std::span<const Index> vertices) {
   return false;
 }
 
-// Whether vertex p is one of `vertices` or a corner of a polygon of one of `triangles`: the
-// narrow rule, which leaves pairs one ring apart to the search (they cross in a tight fold).
-bool shares_polygon(const ClothMesh& mesh, Index p, std::span<const Index> vertices,
-                    std::span<const Index> triangles) {
-  for (Index v : vertices) {
-    if (v == p) return true;
-  }
-  for (Index t : mesh.vertex_triangles[p]) {
-    for (Index u : triangles) {
-      if (u != kNoIndex && mesh.triangle_polygon[t] == mesh.triangle_polygon[u]) return true;
+// The near_neighbours rule (one leaf is a quad of the cloth): a point is not paired with the
+// triangles of a leaf it is a corner of, nor two edges that have a common end or lie in one leaf.
+bool in_one_leaf(const ClothMesh& mesh, const MeshEdge& a, const MeshEdge& b) {
+  for (Index i = 0; i < std::min<Index>(a.triangle_count, 2); ++i) {
+    for (Index j = 0; j < std::min<Index>(b.triangle_count, 2); ++j) {
+      if (mesh.triangle_leaf[a.triangles[i]] == mesh.triangle_leaf[b.triangles[j]]) return true;
     }
   }
   return false;
+}
+
+bool near_neighbour_edges(const ClothMesh& mesh, const MeshEdge& a, const MeshEdge& b) {
+  const auto& ea = a.vertices;
+  const auto& eb = b.vertices;
+  return ea[0] == eb[0] || ea[0] == eb[1] || ea[1] == eb[0] || ea[1] == eb[1] ||
+         in_one_leaf(mesh, a, b);
 }
 
 // Point-triangle pairs of the owned vertices of `points` listed in `live` (bit i: owned vertex i)
@@ -304,19 +307,19 @@ void ProximitySearch::find_skips() {
       const LeafParts& pb = parts_[b];
       const std::span<const Index> b_vertices(pb.vertices.data(),
                                               static_cast<std::size_t>(pb.vertex_count));
-      const std::span<const Index> a_triangles(mesh.leaves[a].data(), 2);
-      const std::span<const Index> b_triangles(mesh.leaves[b].data(), 2);
       Skips skips{b};
       Skips near{b};
       for (int i = 0; i < pa.owned_vertex_count; ++i) {
         if (touches(mesh, pa.owned_vertices[i], b_vertices)) skips.points_a |= 1u << i;
-        if (shares_polygon(mesh, pa.owned_vertices[i], b_vertices, b_triangles)) {
+        if (std::find(b_vertices.begin(), b_vertices.end(), pa.owned_vertices[i]) !=
+            b_vertices.end()) {
           near.points_a |= 1u << i;
         }
       }
       for (int j = 0; j < pb.owned_vertex_count; ++j) {
         if (touches(mesh, pb.owned_vertices[j], a_vertices)) skips.points_b |= 1u << j;
-        if (shares_polygon(mesh, pb.owned_vertices[j], a_vertices, a_triangles)) {
+        if (std::find(a_vertices.begin(), a_vertices.end(), pb.owned_vertices[j]) !=
+            a_vertices.end()) {
           near.points_b |= 1u << j;
         }
       }
@@ -329,12 +332,7 @@ void ProximitySearch::find_skips() {
           if (touches(mesh, ea[0], eb) || touches(mesh, ea[1], eb)) {
             skips.edges |= std::uint32_t{1} << (5 * i + j);
           }
-          const std::span<const Index> ta(edge_a.triangles.data(),
-                                          std::min<std::size_t>(edge_a.triangle_count, 2));
-          const std::span<const Index> tb(edge_b.triangles.data(),
-                                          std::min<std::size_t>(edge_b.triangle_count, 2));
-          if (shares_polygon(mesh, ea[0], eb, tb) || shares_polygon(mesh, ea[1], eb, tb) ||
-              shares_polygon(mesh, eb[0], ea, ta) || shares_polygon(mesh, eb[1], ea, ta)) {
+          if (near_neighbour_edges(mesh, edge_a, edge_b)) {
             near.edges |= std::uint32_t{1} << (5 * i + j);
           }
         }

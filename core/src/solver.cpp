@@ -14,6 +14,11 @@ constexpr std::ptrdiff_t kParallelMinimum = 512;
 // Below this many proximity constraints they are projected on one thread.
 constexpr std::size_t kParallelProximity = 1024;
 
+// With proximity_holds_gap, the least gap a pair is held at, in thicknesses: layers that touch
+// are parted a little, since a test in float precision (a Blender BVH overlap of the result)
+// counts touching triangles as crossing.
+constexpr double kMinimumGap = 0.25;
+
 constexpr int kStretchSweeps = 1;
 constexpr double kStretchRelaxation = 1.0;
 
@@ -132,7 +137,7 @@ void Solver::build_proximity(const SolverInput& input, const Positions& x) {
       const double length = normal.norm();
       const double signed_gap =
           length > 0 ? (x[pair.point] - q).dot(normal) / length * (side >= 0 ? 1.0 : -1.0) : 0.0;
-      gap = std::clamp(signed_gap, 0.0, h);
+      gap = std::clamp(signed_gap, kMinimumGap * h, h);
     }
     proximity_.push_back(
         {{pair.point, tri[0], tri[1], tri[2]}, true, Vec3(side >= 0 ? 1.0 : -1.0, 0, 0), gap});
@@ -151,7 +156,7 @@ void Solver::build_proximity(const SolverInput& input, const Positions& x) {
     double gap = h;
     if (hold) {
       const Vec3 d = ((1 - s) * x[ea[0]] + s * x[ea[1]]) - ((1 - t) * x[eb[0]] + t * x[eb[1]]);
-      gap = d.dot(side) >= 0 ? std::min(h, d.norm()) : 0.0;
+      gap = std::clamp(d.dot(side) >= 0 ? d.norm() : 0.0, kMinimumGap * h, h);
     }
     proximity_.push_back({{ea[0], ea[1], eb[0], eb[1]}, false, side, gap});
   }

@@ -101,12 +101,13 @@ constexpr int kRelaxHalvings = 4;
 // and crushed layers are not pushed apart, which stretches them) and include pairs one ring
 // apart (a tight fold crosses there otherwise). Where the frame still brings an intersection
 // back, its move is halved until the state is clean again (checked by detection), so every
-// state the relaxation goes through is clean; the one of least strain is kept.
-void relax(World& world, const Positions& reference, const UntangleOptions& options,
-           Positions& clean, UntangleReport& report) {
+// state the relaxation goes through is clean; the one of least strain is kept in `clean`.
+// Returns false when progress cancelled.
+bool relax(World& world, const Positions& reference, const UntangleOptions& options,
+           const Progress& progress, Positions& clean, UntangleReport& report) {
   const ClothMesh& mesh = world.mesh();
   double best_strain = max_edge_strain(mesh, reference, clean);
-  if (best_strain <= options.relax_strain) return;
+  if (best_strain <= options.relax_strain) return true;
   const Settings untangling = world.settings();
   Settings settings = untangling;
   settings.untangle = false;
@@ -117,32 +118,42 @@ void relax(World& world, const Positions& reference, const UntangleOptions& opti
   world.set_settings(settings);
   world.set_pull_stiffness(0);
   const Positions zero(mesh.vertex_count(), Vec3::Zero());
+  auto clean_at = [&](const Positions& x) {
+    world.set_positions(x);
+    world.detect();
+    return world.intersections().pairs.empty();
+  };
+  auto part_of = [&](const Positions& from, const Positions& to, double part) {
+    Positions x(from.size());
+    for (std::size_t v = 0; v < x.size(); ++v) x[v] = from[v] + part * (to[v] - from[v]);
+    return x;
+  };
   Positions state = clean;
+  bool go_on = true;
   for (int frame = 0; frame < options.relax_iterations; ++frame) {
     world.set_positions(state);
     world.set_velocities(zero);
     world.step();
     const Positions target = world.positions();
-    Positions relaxed = target;
-    bool kept = false;
+    // The largest part of the move that stays clean; then only half of it is taken, so the
+    // state kept is not one that only just misses an intersection (a float rounding of the
+    // output, or the next frame's carried start, would cross it).
     double part = 1;
-    for (int halving = 0; halving <= kRelaxHalvings; ++halving) {
-      if (halving > 0) {
-        part *= 0.5;
-        for (std::size_t v = 0; v < relaxed.size(); ++v) {
-          relaxed[v] = state[v] + part * (target[v] - state[v]);
-        }
-      }
-      world.set_positions(relaxed);
-      world.detect();
-      if (world.intersections().pairs.empty()) {
-        kept = true;
-        break;
-      }
+    int halving = 0;
+    while (halving <= kRelaxHalvings && !clean_at(part_of(state, target, part))) {
+      part *= 0.5;
+      ++halving;
     }
     ++report.iterations;
-    if (!kept) break;  // even a small part of the move intersects: `state` is as far as it goes
-    state = std::move(relaxed);
+    if (progress &&
+        !progress(std::min(report.iterations, options.max_iterations), options.max_iterations, 0)) {
+      go_on = false;
+      break;
+    }
+    if (halving > kRelaxHalvings) break;  // even a small part of the move intersects
+    Positions next = part_of(state, target, 0.5 * part);
+    if (!clean_at(next)) break;
+    state = std::move(next);
     const double strain = max_edge_strain(mesh, reference, state);
     if (strain < best_strain) {
       best_strain = strain;
@@ -151,6 +162,7 @@ void relax(World& world, const Positions& reference, const UntangleOptions& opti
     if (strain <= options.relax_strain) break;
   }
   world.set_settings(untangling);
+  return go_on;
 }
 
 // One untangling solve: starts from `start`, keeps the edge lengths and bending of `rest` and is
@@ -164,9 +176,6 @@ UntangleReport solve(World& world, const Positions& start, const Positions& refe
   Settings settings = options.settings;
   settings.gravity = Vec3::Zero();
   settings.fade_stuck_contours = false;  // a stall raises the push instead (below)
-  // Tight folds of a crushed cloth cross between triangles one ring apart, which the default
-  // neighbour rule never pairs (ProximitySearch::find).
-  settings.proximity_near_neighbours = true;
   settings.response_strength *= options.strength_scale;
   world.set_settings(settings);
   world.set_rest_shape(rest);
@@ -241,7 +250,9 @@ UntangleReport solve(World& world, const Positions& start, const Positions& refe
   // relaxing it would change the correction from frame to frame.
   if (start_pairs == 0) best_clean = world.positions();
   if (start_pairs > 0 && !best_clean.empty() && !report.cancelled && options.relax_iterations > 0) {
-    relax(world, reference, options, best_clean, report);
+    if (!relax(world, reference, options, progress, best_clean, report)) {
+      report.cancelled = true;  // the clean state of least strain so far is returned
+    }
   }
 
   std::size_t pairs = reached_pairs;

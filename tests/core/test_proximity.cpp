@@ -75,19 +75,29 @@ bool near_in_mesh(const ClothMesh& mesh, Index p, std::span<const Index> vertice
   return false;
 }
 
-// The near_neighbours rule, written out plainly: only a vertex of a polygon around the triangle's
-// leaf (or around the other edge) is left out.
-std::set<Index> polygon_corners(const ClothMesh& mesh, std::span<const Index> triangles) {
-  std::set<Index> corners;
-  for (Index t : triangles) {
-    if (t == kNoIndex) continue;
-    const Index polygon = mesh.triangle_polygon[t];
-    for (Index u = mesh.polygon_triangle_begin[polygon];
-         u < mesh.polygon_triangle_begin[polygon + 1]; ++u) {
-      for (Index v : mesh.triangles[u]) corners.insert(v);
+// The near_neighbours rule, written out plainly: a point is left out only with the triangles
+// of a leaf it is a corner of; two edges only when they share an end or both lie in one leaf.
+bool edges_in_one_leaf(const ClothMesh& mesh, Index e, Index f) {
+  std::set<Index> leaves_of_e;
+  for (Index t = 0; t < mesh.triangle_count(); ++t) {
+    const auto& c = mesh.triangles[t];
+    auto has = [&](Index edge) {
+      const auto& v = mesh.edges[edge].vertices;
+      return std::find(c.begin(), c.end(), v[0]) != c.end() &&
+             std::find(c.begin(), c.end(), v[1]) != c.end();
+    };
+    if (has(e)) leaves_of_e.insert(mesh.triangle_leaf[t]);
+  }
+  for (Index t = 0; t < mesh.triangle_count(); ++t) {
+    const auto& c = mesh.triangles[t];
+    const auto& v = mesh.edges[f].vertices;
+    if (std::find(c.begin(), c.end(), v[0]) != c.end() &&
+        std::find(c.begin(), c.end(), v[1]) != c.end() &&
+        leaves_of_e.contains(mesh.triangle_leaf[t])) {
+      return true;
     }
   }
-  return corners;
+  return false;
 }
 
 ProximityPairs all_pairs(const ClothMesh& mesh, const Positions& x, double h,
@@ -101,10 +111,10 @@ ProximityPairs all_pairs(const ClothMesh& mesh, const Positions& x, double h,
       for (Index v : mesh.triangles[lt]) leaf_vertices.push_back(v);
     }
     const auto& c = mesh.triangles[t];
-    const Leaf& leaf = mesh.leaves[mesh.triangle_leaf[t]];
-    const std::set<Index> corners = polygon_corners(mesh, leaf);
     for (Index p = 0; p < mesh.vertex_count(); ++p) {
-      if (near_neighbours ? corners.contains(p) : near_in_mesh(mesh, p, leaf_vertices)) continue;
+      const bool corner =
+          std::find(leaf_vertices.begin(), leaf_vertices.end(), p) != leaf_vertices.end();
+      if (near_neighbours ? corner : near_in_mesh(mesh, p, leaf_vertices)) continue;
       Vec3 bary;
       if ((x[p] - closest_point_on_triangle(x[p], x[c[0]], x[c[1]], x[c[2]], bary)).norm() < h) {
         pairs.point_triangle.push_back({p, t});
@@ -116,19 +126,15 @@ ProximityPairs all_pairs(const ClothMesh& mesh, const Positions& x, double h,
       const auto& a = mesh.edges[e].vertices;
       const auto& b = mesh.edges[f].vertices;
       if (near_neighbours) {
-        const std::set<Index> around_f = polygon_corners(mesh, mesh.edges[f].triangles);
-        const std::set<Index> around_e = polygon_corners(mesh, mesh.edges[e].triangles);
-        if (around_f.contains(a[0]) || around_f.contains(a[1]) || around_e.contains(b[0]) ||
-            around_e.contains(b[1])) {
-          continue;
-        }
+        if (a[0] == b[0] || a[0] == b[1] || a[1] == b[0] || a[1] == b[1]) continue;
       } else if (near_in_mesh(mesh, a[0], b) || near_in_mesh(mesh, a[1], b)) {
         continue;
       }
       double s, t;
       closest_points_of_segments(x[a[0]], x[a[1]], x[b[0]], x[b[1]], s, t);
       if (s <= 0 || s >= 1 || t <= 0 || t >= 1) continue;
-      if (((x[a[0]] + s * (x[a[1]] - x[a[0]])) - (x[b[0]] + t * (x[b[1]] - x[b[0]]))).norm() < h) {
+      if (((x[a[0]] + s * (x[a[1]] - x[a[0]])) - (x[b[0]] + t * (x[b[1]] - x[b[0]]))).norm() < h &&
+          !(near_neighbours && edges_in_one_leaf(mesh, e, f))) {
         pairs.edge_edge.push_back({{e, f}});
       }
     }

@@ -51,9 +51,10 @@ class ProximitySearch {
   explicit ProximitySearch(const Bvh& bvh);
 
   // Pairs closer than `thickness` at `positions`; valid until the next call. With
-  // near_neighbours, only pairs within one polygon are left out (a point and a triangle of a
-  // polygon it is a corner of; two edges of one polygon or with a common end): pairs one ring
-  // apart are searched too, since a tight fold makes such triangles cross.
+  // near_neighbours, only a point and the triangles of a leaf it is a corner of, and two edges
+  // with a common end or in one leaf, are left out: in a tight fold, triangles of neighbouring
+  // quads cross (the narrow phase skips only triangles with a common corner) with nothing else
+  // to keep them apart.
   const ProximityPairs& find(const Positions& positions, double thickness,
                              bool near_neighbours = false);
 

@@ -34,9 +34,9 @@ struct Settings {
   // out, so a scene does not push forever. The untangler turns this off: it raises the push
   // of a stalled solve instead.
   bool fade_stuck_contours = true;
-  // A pair found closer than the thickness is held at the gap it had when found instead of
-  // pushed out to the thickness: it keeps the layers from crossing without stretching cloth
-  // that lies crushed (the untangler's relaxation of a clean state).
+  // A pair found closer than the thickness is held at the gap it had when found (at least a
+  // quarter of the thickness) instead of pushed out to the thickness: it keeps the layers from
+  // crossing without stretching cloth that lies crushed (the untangler's relaxation).
   bool proximity_holds_gap = false;
   // Proximity pairs one ring apart are searched too (ProximitySearch::find, near_neighbours):
   // in a tight fold, triangles one ring apart cross with no pair to keep them apart.
