@@ -39,24 +39,6 @@ bool touches(const ClothMesh& mesh, Index p, std::span<const Index> vertices) {
   return false;
 }
 
-// The near_neighbours rule (one leaf is a quad of the cloth): a point is not paired with the
-// triangles of a leaf it is a corner of, nor two edges that have a common end or lie in one leaf.
-bool in_one_leaf(const ClothMesh& mesh, const MeshEdge& a, const MeshEdge& b) {
-  for (Index i = 0; i < std::min<Index>(a.triangle_count, 2); ++i) {
-    for (Index j = 0; j < std::min<Index>(b.triangle_count, 2); ++j) {
-      if (mesh.triangle_leaf[a.triangles[i]] == mesh.triangle_leaf[b.triangles[j]]) return true;
-    }
-  }
-  return false;
-}
-
-bool near_neighbour_edges(const ClothMesh& mesh, const MeshEdge& a, const MeshEdge& b) {
-  const auto& ea = a.vertices;
-  const auto& eb = b.vertices;
-  return ea[0] == eb[0] || ea[0] == eb[1] || ea[1] == eb[0] || ea[1] == eb[1] ||
-         in_one_leaf(mesh, a, b);
-}
-
 // Point-triangle pairs of the owned vertices of `points` listed in `live` (bit i: owned vertex i)
 // with the triangles of `triangles`.
 void point_triangle_pairs(const ClothMesh& mesh, const Positions& x,
@@ -286,7 +268,6 @@ ProximitySearch::ProximitySearch(const Bvh& bvh)
 void ProximitySearch::find_skips() {
   const ClothMesh& mesh = bvh_->mesh();
   skip_offsets_.assign(parts_.size() + 1, 0);
-  near_skip_offsets_.assign(parts_.size() + 1, 0);
   std::vector<Index> others;
   for (std::size_t a = 0; a < parts_.size(); ++a) {
     const LeafParts& pa = parts_[a];
@@ -308,40 +289,24 @@ void ProximitySearch::find_skips() {
       const std::span<const Index> b_vertices(pb.vertices.data(),
                                               static_cast<std::size_t>(pb.vertex_count));
       Skips skips{b};
-      Skips near{b};
       for (int i = 0; i < pa.owned_vertex_count; ++i) {
         if (touches(mesh, pa.owned_vertices[i], b_vertices)) skips.points_a |= 1u << i;
-        if (std::find(b_vertices.begin(), b_vertices.end(), pa.owned_vertices[i]) !=
-            b_vertices.end()) {
-          near.points_a |= 1u << i;
-        }
       }
       for (int j = 0; j < pb.owned_vertex_count; ++j) {
         if (touches(mesh, pb.owned_vertices[j], a_vertices)) skips.points_b |= 1u << j;
-        if (std::find(a_vertices.begin(), a_vertices.end(), pb.owned_vertices[j]) !=
-            a_vertices.end()) {
-          near.points_b |= 1u << j;
-        }
       }
       for (int i = 0; i < pa.owned_edge_count; ++i) {
-        const MeshEdge& edge_a = mesh.edges[pa.owned_edges[i]];
-        const auto& ea = edge_a.vertices;
+        const auto& ea = mesh.edges[pa.owned_edges[i]].vertices;
         for (int j = 0; j < pb.owned_edge_count; ++j) {
-          const MeshEdge& edge_b = mesh.edges[pb.owned_edges[j]];
-          const auto& eb = edge_b.vertices;
+          const auto& eb = mesh.edges[pb.owned_edges[j]].vertices;
           if (touches(mesh, ea[0], eb) || touches(mesh, ea[1], eb)) {
             skips.edges |= std::uint32_t{1} << (5 * i + j);
           }
-          if (near_neighbour_edges(mesh, edge_a, edge_b)) {
-            near.edges |= std::uint32_t{1} << (5 * i + j);
-          }
         }
       }
-      if (near.points_a != 0 || near.points_b != 0 || near.edges != 0) near_skips_.push_back(near);
       if (skips.points_a != 0 || skips.points_b != 0 || skips.edges != 0) skips_.push_back(skips);
     }
     skip_offsets_[a + 1] = static_cast<Index>(skips_.size());
-    near_skip_offsets_[a + 1] = static_cast<Index>(near_skips_.size());
   }
 }
 
@@ -364,10 +329,8 @@ void ProximitySearch::refit(const Positions& x, double inflation) {
 
 ProximitySearch::LeafTests ProximitySearch::live_tests(Index a, Index b) const {
   if (a > b) std::swap(a, b);
-  const std::vector<Skips>& table = walked_near_ ? near_skips_ : skips_;
-  const std::vector<Index>& offsets = walked_near_ ? near_skip_offsets_ : skip_offsets_;
-  const auto begin = table.begin() + offsets[a];
-  const auto end = table.begin() + offsets[a + 1];
+  const auto begin = skips_.begin() + skip_offsets_[a];
+  const auto end = skips_.begin() + skip_offsets_[a + 1];
   const auto found = std::lower_bound(
       begin, end, b, [](const Skips& skips, Index leaf) { return skips.other < leaf; });
   const Skips skips = found != end && found->other == b ? *found : Skips{b};
@@ -464,8 +427,7 @@ void ProximitySearch::find_leaf_pairs(const Positions& x, double inflation) {
   }
 }
 
-const ProximityPairs& ProximitySearch::find(const Positions& x, double thickness,
-                                            bool near_neighbours) {
+const ProximityPairs& ProximitySearch::find(const Positions& x, double thickness) {
   if (x.size() != bvh_->mesh().vertex_count()) {
     throw std::invalid_argument("ProximitySearch::find: " + std::to_string(x.size()) +
                                 " positions for a mesh of " +
@@ -475,9 +437,7 @@ const ProximityPairs& ProximitySearch::find(const Positions& x, double thickness
   result_.edge_edge.clear();
   if (!(thickness > 0)) return result_;
   const double margin = kReuseMargin * thickness;
-  if (thickness != walked_thickness_ || near_neighbours != walked_near_ ||
-      !moved_less_than(x, walked_positions_, margin)) {
-    walked_near_ = near_neighbours;  // live_tests reads it during the walk
+  if (thickness != walked_thickness_ || !moved_less_than(x, walked_positions_, margin)) {
     // Two primitives closer than the thickness are closer than that along every axis; each moves
     // less than the margin until the next walk.
     find_leaf_pairs(x, 0.5 * thickness + margin);

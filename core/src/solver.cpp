@@ -107,8 +107,7 @@ void Solver::build_proximity(const SolverInput& input, const Positions& x) {
   const ClothMesh& mesh = *mesh_;
   const std::vector<double>& w = input.inverse_mass;
   const Positions& prev = input.previous;
-  const ProximityPairs& pairs =
-      proximity_search_.find(x, input.settings.thickness, input.settings.proximity_near_neighbours);
+  const ProximityPairs& pairs = proximity_search_.find(x, input.settings.thickness);
   const double h = input.settings.thickness;
   const bool hold = input.settings.proximity_holds_gap;
   proximity_.clear();

@@ -97,12 +97,11 @@ constexpr int kRelaxHalvings = 4;
 
 // The clean state the untangling reached is stretched where the pushes went. Each relaxation
 // frame runs the solver on it without the response and the pull (the pull leads back into the
-// tangle). Its proximity pairs only hold the gap they have (a clean state's sides are consistent,
-// and crushed layers are not pushed apart, which stretches them) and include pairs one ring
-// apart (a tight fold crosses there otherwise). Where the frame still brings an intersection
-// back, its move is halved until the state is clean again (checked by detection), so every
-// state the relaxation goes through is clean; the one of least strain is kept in `clean`.
-// Returns false when progress cancelled.
+// tangle), with proximity pairs that only hold the gap they have: a clean state's sides are
+// consistent, and crushed layers pushed apart to the thickness would be stretched again. Where
+// the frame still brings an intersection back, its move is halved until the state is clean
+// again (checked by detection), so every state the relaxation goes through is clean; the one of
+// least strain is kept in `clean`. Returns false when progress cancelled.
 bool relax(World& world, const Positions& reference, const UntangleOptions& options,
            const Progress& progress, Positions& clean, UntangleReport& report) {
   const ClothMesh& mesh = world.mesh();
@@ -113,7 +112,6 @@ bool relax(World& world, const Positions& reference, const UntangleOptions& opti
   settings.untangle = false;
   settings.proximity = options.settings.proximity;
   settings.proximity_holds_gap = true;
-  settings.proximity_near_neighbours = true;
   settings.iterations = kRelaxIterationFactor * options.settings.iterations;
   world.set_settings(settings);
   world.set_pull_stiffness(0);
@@ -135,9 +133,9 @@ bool relax(World& world, const Positions& reference, const UntangleOptions& opti
     world.set_velocities(zero);
     world.step();
     const Positions target = world.positions();
-    // The largest part of the move that stays clean; then only half of it is taken, so the
-    // state kept is not one that only just misses an intersection (a float rounding of the
-    // output, or the next frame's carried start, would cross it).
+    // The largest part of the move that stays clean. When that is not the whole move, only
+    // half of it is taken, so the state kept is not one that only just misses an intersection
+    // (a float rounding of the output, or the next frame's carried start, would cross it).
     double part = 1;
     int halving = 0;
     while (halving <= kRelaxHalvings && !clean_at(part_of(state, target, part))) {
@@ -151,7 +149,7 @@ bool relax(World& world, const Positions& reference, const UntangleOptions& opti
       break;
     }
     if (halving > kRelaxHalvings) break;  // even a small part of the move intersects
-    Positions next = part_of(state, target, 0.5 * part);
+    Positions next = part_of(state, target, halving == 0 ? 1.0 : 0.5 * part);
     if (!clean_at(next)) break;
     state = std::move(next);
     const double strain = max_edge_strain(mesh, reference, state);

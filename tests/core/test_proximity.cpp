@@ -2,7 +2,6 @@
 // all-pairs search with the same neighbour rule, on parallel sheets and on crumpled ones.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <random>
 #include <set>
 
@@ -75,33 +74,7 @@ bool near_in_mesh(const ClothMesh& mesh, Index p, std::span<const Index> vertice
   return false;
 }
 
-// The near_neighbours rule, written out plainly: a point is left out only with the triangles
-// of a leaf it is a corner of; two edges only when they share an end or both lie in one leaf.
-bool edges_in_one_leaf(const ClothMesh& mesh, Index e, Index f) {
-  std::set<Index> leaves_of_e;
-  for (Index t = 0; t < mesh.triangle_count(); ++t) {
-    const auto& c = mesh.triangles[t];
-    auto has = [&](Index edge) {
-      const auto& v = mesh.edges[edge].vertices;
-      return std::find(c.begin(), c.end(), v[0]) != c.end() &&
-             std::find(c.begin(), c.end(), v[1]) != c.end();
-    };
-    if (has(e)) leaves_of_e.insert(mesh.triangle_leaf[t]);
-  }
-  for (Index t = 0; t < mesh.triangle_count(); ++t) {
-    const auto& c = mesh.triangles[t];
-    const auto& v = mesh.edges[f].vertices;
-    if (std::find(c.begin(), c.end(), v[0]) != c.end() &&
-        std::find(c.begin(), c.end(), v[1]) != c.end() &&
-        leaves_of_e.contains(mesh.triangle_leaf[t])) {
-      return true;
-    }
-  }
-  return false;
-}
-
-ProximityPairs all_pairs(const ClothMesh& mesh, const Positions& x, double h,
-                         bool near_neighbours = false) {
+ProximityPairs all_pairs(const ClothMesh& mesh, const Positions& x, double h) {
   ProximityPairs pairs;
   for (Index t = 0; t < mesh.triangle_count(); ++t) {
     if (!mesh.triangle_detectable[t]) continue;
@@ -112,9 +85,7 @@ ProximityPairs all_pairs(const ClothMesh& mesh, const Positions& x, double h,
     }
     const auto& c = mesh.triangles[t];
     for (Index p = 0; p < mesh.vertex_count(); ++p) {
-      const bool corner =
-          std::find(leaf_vertices.begin(), leaf_vertices.end(), p) != leaf_vertices.end();
-      if (near_neighbours ? corner : near_in_mesh(mesh, p, leaf_vertices)) continue;
+      if (near_in_mesh(mesh, p, leaf_vertices)) continue;
       Vec3 bary;
       if ((x[p] - closest_point_on_triangle(x[p], x[c[0]], x[c[1]], x[c[2]], bary)).norm() < h) {
         pairs.point_triangle.push_back({p, t});
@@ -125,16 +96,11 @@ ProximityPairs all_pairs(const ClothMesh& mesh, const Positions& x, double h,
     for (Index f = e + 1; f < mesh.edges.size(); ++f) {
       const auto& a = mesh.edges[e].vertices;
       const auto& b = mesh.edges[f].vertices;
-      if (near_neighbours) {
-        if (a[0] == b[0] || a[0] == b[1] || a[1] == b[0] || a[1] == b[1]) continue;
-      } else if (near_in_mesh(mesh, a[0], b) || near_in_mesh(mesh, a[1], b)) {
-        continue;
-      }
+      if (near_in_mesh(mesh, a[0], b) || near_in_mesh(mesh, a[1], b)) continue;
       double s, t;
       closest_points_of_segments(x[a[0]], x[a[1]], x[b[0]], x[b[1]], s, t);
       if (s <= 0 || s >= 1 || t <= 0 || t >= 1) continue;
-      if (((x[a[0]] + s * (x[a[1]] - x[a[0]])) - (x[b[0]] + t * (x[b[1]] - x[b[0]]))).norm() < h &&
-          !(near_neighbours && edges_in_one_leaf(mesh, e, f))) {
+      if (((x[a[0]] + s * (x[a[1]] - x[a[0]])) - (x[b[0]] + t * (x[b[1]] - x[b[0]]))).norm() < h) {
         pairs.edge_edge.push_back({{e, f}});
       }
     }
@@ -146,13 +112,10 @@ ProximityPairs all_pairs(const ClothMesh& mesh, const Positions& x, double h,
 void expect_same_pairs(const ClothMesh& mesh, const Positions& x, double h) {
   const Bvh bvh(mesh, x);
   ProximitySearch search(bvh);
-  for (bool near : {false, true, false}) {  // one search object switching rules
-    SCOPED_TRACE(near);
-    const ProximityPairs found = search.find(x, h, near);
-    const ProximityPairs expected = all_pairs(mesh, x, h, near);
-    EXPECT_EQ(found.point_triangle, expected.point_triangle);
-    EXPECT_EQ(found.edge_edge, expected.edge_edge);
-  }
+  const ProximityPairs found = search.find(x, h);
+  const ProximityPairs expected = all_pairs(mesh, x, h);
+  EXPECT_EQ(found.point_triangle, expected.point_triangle);
+  EXPECT_EQ(found.edge_edge, expected.edge_edge);
 }
 
 TEST(Proximity, ParallelSheetsCloserThanTheThicknessPairEveryPointWithTheOtherSheet) {
@@ -210,32 +173,6 @@ TEST(Proximity, RepeatedSearchesOnMovingSheetsMatchTheAllPairsSearch) {
   }
   // Another thickness is a new search.
   EXPECT_EQ(search.find(x, 2 * h).point_triangle, all_pairs(mesh, x, 2 * h).point_triangle);
-}
-
-// A hairpin fold: a strip of 2 x 2 quads whose second row of quads is folded back over the first,
-// 0.03 above it. The folded row's far vertices lie over the first row's triangles, one ring
-// from them: the default rule never pairs them, the near_neighbours rule does (a tight fold
-// crosses there with nothing to keep it apart otherwise).
-TEST(Proximity, NearNeighboursRulePairsATightFoldOneRingApart) {
-  const double s = 0.1, h = 0.05;
-  PolygonMesh strip = test::grid(2, 2, s);
-  for (int i = 0; i <= 2; ++i) strip.positions[6 + i] = Vec3(i * s + 0.013, 0.5 * s, 0.03);
-  const ClothMesh mesh = ClothMesh::build(std::vector<PolygonMesh>{strip});
-  const Positions& x = mesh.rest_positions;
-  expect_same_pairs(mesh, x, h);
-  const Bvh bvh(mesh, x);
-  ProximitySearch search(bvh);
-  auto pairs_of_far_row = [&](const ProximityPairs& pairs) {
-    std::size_t count = 0;
-    for (const PointTrianglePair& pair : pairs.point_triangle) {
-      const auto& t = mesh.triangles[pair.triangle];
-      const bool first_row = std::all_of(t.begin(), t.end(), [](Index v) { return v < 6; });
-      count += pair.point >= 6 && first_row;
-    }
-    return count;
-  };
-  EXPECT_EQ(pairs_of_far_row(search.find(x, h, false)), 0u);
-  EXPECT_GE(pairs_of_far_row(search.find(x, h, true)), 3u);  // each far vertex over the first row
 }
 
 }  // namespace

@@ -50,13 +50,8 @@ class ProximitySearch {
   // Keeps a reference to the BVH (for its tree shape and mesh), which must outlive the search.
   explicit ProximitySearch(const Bvh& bvh);
 
-  // Pairs closer than `thickness` at `positions`; valid until the next call. With
-  // near_neighbours, only a point and the triangles of a leaf it is a corner of, and two edges
-  // with a common end or in one leaf, are left out: in a tight fold, triangles of neighbouring
-  // quads cross (the narrow phase skips only triangles with a common corner) with nothing else
-  // to keep them apart.
-  const ProximityPairs& find(const Positions& positions, double thickness,
-                             bool near_neighbours = false);
+  // Pairs closer than `thickness` at `positions`; valid until the next call.
+  const ProximityPairs& find(const Positions& positions, double thickness);
 
  private:
   struct Task {
@@ -98,15 +93,11 @@ class ProximitySearch {
   std::vector<Kdop18> volumes_;      // per BVH node
   std::vector<Index> skip_offsets_;  // the Skips of leaf a: skips_[offsets[a] .. offsets[a + 1])
   std::vector<Skips> skips_;         // by a, then by b
-  // The same for the near_neighbours rule.
-  std::vector<Index> near_skip_offsets_;
-  std::vector<Skips> near_skips_;
   // The tests of the leaf pairs of the last walk of the trees, at walked_positions_, for
   // walked_thickness_.
   std::vector<LeafTests> leaf_tests_;  // of the pairs with any
   Positions walked_positions_;
   double walked_thickness_ = 0;
-  bool walked_near_ = false;  // the rule of that walk (and of live_tests)
   // Kept between calls, so a search allocates nothing once warm.
   std::vector<Task> tasks_, next_tasks_;
   std::vector<std::vector<LeafTests>> thread_leaf_tests_;

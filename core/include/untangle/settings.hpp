@@ -38,9 +38,6 @@ struct Settings {
   // quarter of the thickness) instead of pushed out to the thickness: it keeps the layers from
   // crossing without stretching cloth that lies crushed (the untangler's relaxation).
   bool proximity_holds_gap = false;
-  // Proximity pairs one ring apart are searched too (ProximitySearch::find, near_neighbours):
-  // in a tight fold, triangles one ring apart cross with no pair to keep them apart.
-  bool proximity_near_neighbours = false;
   int threads = 0;  // 0 = OpenMP's default
 };
 
