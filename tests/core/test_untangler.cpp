@@ -194,6 +194,43 @@ TEST(Untangler, TiltedSheetThroughAFlatOneReachesZeroForEveryThickness) {
 
 // A push too weak to move anything stalls: ICM then goes on with Ye's rule (once), and not
 // when the fallback is off or the method is not ICM.
+// The relaxation starts from the first clean state (what a solve with relax_iterations = 0
+// returns) and keeps only clean states: the output is clean by the all-pairs test and less
+// strained than that first clean state.
+TEST(Untangler, RelaxationLowersTheStrainOfTheFirstCleanStateAndStaysClean) {
+  for (const Case& c : {Case(tilted_sheet_through_flat_one()), Case({folded_ridge()})}) {
+    UntangleOptions first_clean = default_options();
+    first_clean.relax_iterations = 0;
+    Positions unrelaxed, relaxed;
+    untangle(c.mesh, c.input, nullptr, first_clean, unrelaxed);
+    const UntangleReport report = untangle(c.mesh, c.input, nullptr, default_options(), relaxed);
+    ASSERT_EQ(brute_force_pairs(c.mesh, unrelaxed), 0u);
+    EXPECT_EQ(brute_force_pairs(c.mesh, relaxed), 0u);
+    EXPECT_EQ(report.pairs_after, 0u);
+    EXPECT_LT(strain_against(c.mesh, c.input, relaxed), strain_against(c.mesh, c.input, unrelaxed));
+  }
+}
+
+// A solve that does not get clean returns the state with the fewest intersections it reached
+// (each state's count is reported through progress), not merely the last one.
+TEST(Untangler, AnUnfinishedSolveReturnsItsStateOfFewestPairs) {
+  const Case c(tilted_sheet_through_flat_one());
+  for (int limit : {3, 4, 5, 6, 8}) {
+    UntangleOptions options = default_options();
+    options.max_iterations = limit;
+    std::size_t fewest = brute_force_pairs(c.mesh, c.input);
+    Positions output;
+    const UntangleReport report =
+        untangle(c.mesh, c.input, nullptr, options, output, [&](int, int, std::size_t pairs) {
+          fewest = std::min(fewest, pairs);
+          return true;
+        });
+    SCOPED_TRACE(limit);
+    EXPECT_EQ(report.pairs_after, brute_force_pairs(c.mesh, output));
+    EXPECT_LE(report.pairs_after, fewest);
+  }
+}
+
 TEST(Untangler, StalledIcmGoesOnWithYeOnlyWhenAllowed) {
   const Case c(tilted_sheet_through_flat_one());
   UntangleOptions options = default_options();
