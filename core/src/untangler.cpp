@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -91,6 +92,44 @@ World make_world(const ClothMesh& mesh, const UntangleOptions& options) {
   return World(mesh, scene);
 }
 
+// The same polygons as fans from their second corner (the library's fans start at the first):
+// a bent quad is then split along its other diagonal, as Blender's BVHTree.FromPolygons may
+// split it. Null when every polygon is a triangle.
+std::unique_ptr<ClothMesh> other_diagonals(const ClothMesh& mesh) {
+  std::vector<PolygonMesh> pieces(mesh.piece_count());
+  for (std::size_t p = 0; p < pieces.size(); ++p) {
+    pieces[p].positions.assign(mesh.rest_positions.begin() + mesh.piece_vertex_begin[p],
+                               mesh.rest_positions.begin() + mesh.piece_vertex_begin[p + 1]);
+  }
+  bool any = false;
+  std::vector<Index> corners;
+  for (std::size_t f = 0; f + 1 < mesh.polygon_triangle_begin.size(); ++f) {
+    const Index begin = mesh.polygon_triangle_begin[f], end = mesh.polygon_triangle_begin[f + 1];
+    if (begin == end) continue;
+    const auto& first = mesh.triangles[begin];
+    corners.assign(first.begin(), first.end());
+    for (Index t = begin + 1; t < end; ++t) corners.push_back(mesh.triangles[t][2]);
+    if (corners.size() > 3) {
+      std::rotate(corners.begin(), corners.begin() + 1, corners.end());
+      any = true;
+    }
+    const Index piece = mesh.triangle_piece[begin];
+    PolygonMesh& out = pieces[piece];
+    out.face_sizes.push_back(static_cast<Index>(corners.size()));
+    for (Index v : corners) out.face_indices.push_back(v - mesh.piece_vertex_begin[piece]);
+  }
+  if (!any) return nullptr;
+  return std::make_unique<ClothMesh>(ClothMesh::build(pieces));
+}
+
+// A world on the polygons split along their other diagonals: a state is clean only when both
+// splits are (null when the mesh has no polygon of four corners or more).
+std::unique_ptr<World> make_other_world(const ClothMesh& mesh, const UntangleOptions& options) {
+  std::unique_ptr<ClothMesh> other = other_diagonals(mesh);
+  if (!other) return nullptr;
+  return std::make_unique<World>(make_world(*other, options));
+}
+
 // A relaxation frame whose result intersects is taken only in part: its move is halved up to
 // this many times until the state it reaches is clean.
 constexpr int kRelaxHalvings = 4;
@@ -102,7 +141,7 @@ constexpr int kRelaxHalvings = 4;
 // the frame still brings an intersection back, its move is halved until the state is clean
 // again (checked by detection), so every state the relaxation goes through is clean; the one of
 // least strain is kept in `clean`. Returns false when progress cancelled.
-bool relax(World& world, const Positions& reference, const UntangleOptions& options,
+bool relax(World& world, World* other, const Positions& reference, const UntangleOptions& options,
            const Progress& progress, Positions& clean, UntangleReport& report) {
   const ClothMesh& mesh = world.mesh();
   double best_strain = max_edge_strain(mesh, reference, clean);
@@ -119,7 +158,11 @@ bool relax(World& world, const Positions& reference, const UntangleOptions& opti
   auto clean_at = [&](const Positions& x) {
     world.set_positions(x);
     world.detect();
-    return world.intersections().pairs.empty();
+    if (!world.intersections().pairs.empty()) return false;
+    if (!other) return true;
+    other->set_positions(x);
+    other->detect();
+    return other->intersections().pairs.empty();
   };
   auto part_of = [&](const Positions& from, const Positions& to, double part) {
     Positions x(from.size());
@@ -166,7 +209,7 @@ bool relax(World& world, const Positions& reference, const UntangleOptions& opti
 // One untangling solve: starts from `start`, keeps the edge lengths and bending of `rest` and is
 // pulled toward `reference`, the shape the user wants kept (the figures are measured against
 // it). Quasi-static: velocities are cleared before each pipeline frame, so no push overshoots.
-UntangleReport solve(World& world, const Positions& start, const Positions& reference,
+UntangleReport solve(World& world, World* other, const Positions& start, const Positions& reference,
                      const Positions& rest, const UntangleOptions& options, Positions& output,
                      const Progress& progress) {
   const auto started = Clock::now();
@@ -179,6 +222,19 @@ UntangleReport solve(World& world, const Positions& start, const Positions& refe
   world.set_rest_shape(rest);
   world.set_pull_targets(reference);
   world.set_pull_stiffness(options.pull_stiffness);
+  if (other) {
+    other->set_settings(settings);
+    other->set_rest_shape(rest);
+    other->set_pull_targets(reference);
+    other->set_pull_stiffness(options.pull_stiffness);
+  }
+  // Pairs of x when its polygons are split along their other diagonals (0 without quads).
+  auto other_pairs = [&](const Positions& x) -> std::size_t {
+    if (!other) return 0;
+    other->set_positions(x);
+    other->detect();
+    return other->intersections().pairs.size();
+  };
 
   const Positions zero(mesh.vertex_count(), Vec3::Zero());
   UntangleReport report;
@@ -190,8 +246,9 @@ UntangleReport solve(World& world, const Positions& start, const Positions& refe
   }
   world.set_positions(start);
   world.detect();
-  const std::size_t start_pairs = world.intersections().pairs.size();
+  std::size_t start_pairs = world.intersections().pairs.size();
   if (&start == &reference) report.pairs_before = start_pairs;
+  if (start_pairs == 0) start_pairs = other_pairs(start);
 
   // Each pipeline frame detects on its start (velocities are zero and there is no gravity, so
   // its prediction leaves the positions as they are): that detection tells the pairs of the
@@ -209,7 +266,19 @@ UntangleReport solve(World& world, const Positions& start, const Positions& refe
     world.set_velocities(zero);
     world.step();
     reached_pairs = world.stats().pairs;
+    if (reached_pairs == 0 && report.iterations > 0) {
+      // Clean for the library's split of the polygons; a bent quad split along its other
+      // diagonal (Blender's BVH may split it so) can still cross: such a state goes on with a
+      // frame of that split's own pipeline.
+      reached_pairs = other_pairs(reached);
+      if (reached_pairs > 0) {
+        other->set_velocities(zero);
+        other->step();
+        world.set_positions(other->positions());
+      }
+    }
     if (report.iterations == 0) {
+      reached_pairs = start_pairs;
       ++report.iterations;
       continue;  // the start: its pairs are known already
     }
@@ -241,6 +310,7 @@ UntangleReport solve(World& world, const Positions& start, const Positions& refe
       }
       next.response_strength = options.settings.response_strength * strength_scale;
       world.set_settings(next);
+      if (other) other->set_settings(next);
     }
     ++report.iterations;
   }
@@ -248,7 +318,7 @@ UntangleReport solve(World& world, const Positions& start, const Positions& refe
   // relaxing it would change the correction from frame to frame.
   if (start_pairs == 0) best_clean = world.positions();
   if (start_pairs > 0 && !best_clean.empty() && !report.cancelled && options.relax_iterations > 0) {
-    if (!relax(world, reference, options, progress, best_clean, report)) {
+    if (!relax(world, other, reference, options, progress, best_clean, report)) {
       report.cancelled = true;  // the clean state of least strain so far is returned
     }
   }
@@ -265,12 +335,14 @@ UntangleReport solve(World& world, const Positions& start, const Positions& refe
   } else {
     world.detect();  // the state the last frame reached
     pairs = world.intersections().pairs.size();
+    if (pairs == 0) pairs = other_pairs(world.positions());
     if (pairs > fewest_pairs) {
       // A deep tangle can get worse again once the push is strong: the state with the fewest
       // intersections seen is returned instead of the last.
       world.set_positions(fewest);
       world.detect();
       pairs = world.intersections().pairs.size();
+      if (pairs == 0) pairs = other_pairs(fewest);
     }
     report.contours_left = world.contours().count_by_type;
     if (progress && report.iterations > 0) {
@@ -306,8 +378,9 @@ UntangleReport untangle(const ClothMesh& mesh, const Positions& input, const Pos
   // Into a local first: `output` may alias `input`, and a failed call must leave it unchanged.
   Positions result;
   World world = make_world(mesh, options);
+  std::unique_ptr<World> other = make_other_world(mesh, options);
   UntangleReport report =
-      solve(world, input, input, rest ? *rest : input, options, result, progress);
+      solve(world, other.get(), input, input, rest ? *rest : input, options, result, progress);
   output = std::move(result);
   return report;
 }
@@ -320,6 +393,7 @@ SequenceReport untangle_sequence(const ClothMesh& mesh, std::span<const Position
   }
   check_options(mesh, options);
   World world = make_world(mesh, options);
+  std::unique_ptr<World> other = make_other_world(mesh, options);
   SequenceReport report;
   std::vector<Positions> result;
   result.reserve(frames.size());
@@ -338,7 +412,8 @@ SequenceReport untangle_sequence(const ClothMesh& mesh, std::span<const Position
         start[v] += result[f - 1][v] - frames[f - 1][v];
     }
     Positions out;
-    UntangleReport frame = solve(world, carried ? start : input, input, input, options, out, {});
+    UntangleReport frame =
+        solve(world, other.get(), carried ? start : input, input, input, options, out, {});
     result.push_back(std::move(out));
     report.frames.push_back(frame);
     if (progress &&

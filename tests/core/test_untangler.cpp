@@ -231,6 +231,44 @@ TEST(Untangler, AnUnfinishedSolveReturnsItsStateOfFewestPairs) {
   }
 }
 
+// The pieces with every polygon's corners turned by one: the library splits polygons as fans
+// from their first corner, so a quad is then split along its other diagonal.
+std::vector<PolygonMesh> other_diagonals(std::vector<PolygonMesh> pieces) {
+  for (PolygonMesh& piece : pieces) {
+    std::size_t first = 0;
+    for (Index size : piece.face_sizes) {
+      auto corners = piece.face_indices.begin() + static_cast<std::ptrdiff_t>(first);
+      std::rotate(corners, corners + 1, corners + size);
+      first += size;
+    }
+  }
+  return pieces;
+}
+
+// A bent quad (two opposite corners raised) and a small upright triangle through its middle,
+// between the two surfaces the quad's two splits make: clean for the library's split, crossed
+// for the other one (Blender's BVH may split a quad so). The output must be clean for both.
+TEST(Untangler, ABentQuadIsCleanForBothOfItsSplits) {
+  PolygonMesh quad;
+  quad.positions = {Vec3(0, 0, 0), Vec3(1, 0, 0.3), Vec3(1, 1, 0), Vec3(0, 1, 0.3)};
+  quad.face_sizes = {4};
+  quad.face_indices = {0, 1, 2, 3};
+  PolygonMesh upright;
+  upright.positions = {Vec3(0.42, 0.53, 0.1), Vec3(0.58, 0.51, 0.1), Vec3(0.5, 0.52, 0.5)};
+  upright.face_sizes = {3};
+  upright.face_indices = {0, 1, 2};
+  const std::vector<PolygonMesh> pieces{quad, upright};
+  const Case c(pieces);
+  const ClothMesh turned = ClothMesh::build(other_diagonals(pieces));
+  ASSERT_EQ(brute_force_pairs(c.mesh, c.input), 0u);
+  ASSERT_GT(brute_force_pairs(turned, c.input), 0u);
+  Positions output;
+  const UntangleReport report = untangle(c.mesh, c.input, nullptr, default_options(), output);
+  EXPECT_EQ(report.pairs_after, 0u);
+  EXPECT_EQ(brute_force_pairs(c.mesh, output), 0u);
+  EXPECT_EQ(brute_force_pairs(turned, output), 0u);
+}
+
 TEST(Untangler, StalledIcmGoesOnWithYeOnlyWhenAllowed) {
   const Case c(tilted_sheet_through_flat_one());
   UntangleOptions options = default_options();
