@@ -33,7 +33,7 @@ struct UntangleOptions {
   double max_strength_scale = 2.0;
   // With ICM: once the strongest push stalls too, go on with Ye's method (see untangler.cpp).
   bool fall_back_to_ye = true;
-  double relax_strain = 0.01;
+  double relax_strain = 0.02;
 };
 
 struct UntangleReport {
