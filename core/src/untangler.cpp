@@ -248,9 +248,7 @@ UntangleReport solve(World& world, World* other, const Positions& start, const P
   world.detect();
   std::size_t start_pairs = world.intersections().pairs.size();
   if (&start == &reference) report.pairs_before = start_pairs;
-  // An input clean for the library's split is returned as it is; a carried start (moved by an
-  // earlier frame's correction) must be clean for the other split too.
-  if (start_pairs == 0 && &start != &reference) start_pairs = other_pairs(start);
+  if (start_pairs == 0) start_pairs = other_pairs(start);  // clean for both splits, or solved
 
   // Each pipeline frame detects on its start (velocities are zero and there is no gravity, so
   // its prediction leaves the positions as they are): that detection tells the pairs of the
