@@ -15,8 +15,8 @@ constexpr std::ptrdiff_t kParallelMinimum = 512;
 constexpr std::size_t kParallelProximity = 1024;
 
 // With proximity_holds_gap, the least gap a pair is held at, in thicknesses: layers that touch
-// are parted a little, since a test in float precision (a Blender BVH overlap of the result)
-// counts touching triangles as crossing.
+// are parted a little, so a kept state does not only just miss a crossing that a float rounding
+// of the output could bring back.
 constexpr double kMinimumGap = 0.25;
 
 constexpr int kStretchSweeps = 1;
