@@ -2,6 +2,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace untangle {
@@ -12,6 +13,11 @@ constexpr std::ptrdiff_t kParallelMinimum = 512;
 
 // Below this many proximity constraints they are projected on one thread.
 constexpr std::size_t kParallelProximity = 1024;
+
+// With proximity_holds_gap, the least gap a pair is held at, in thicknesses: layers that touch
+// are parted a little, so a kept state does not only just miss a crossing that a float rounding
+// of the output could bring back.
+constexpr double kMinimumGap = 0.25;
 
 constexpr int kStretchSweeps = 1;
 constexpr double kStretchRelaxation = 1.0;
@@ -102,6 +108,8 @@ void Solver::build_proximity(const SolverInput& input, const Positions& x) {
   const std::vector<double>& w = input.inverse_mass;
   const Positions& prev = input.previous;
   const ProximityPairs& pairs = proximity_search_.find(x, input.settings.thickness);
+  const double h = input.settings.thickness;
+  const bool hold = input.settings.proximity_holds_gap;
   proximity_.clear();
   proximity_.reserve(pairs.size());
   for (const PointTrianglePair& pair : pairs.point_triangle) {
@@ -119,8 +127,19 @@ void Solver::build_proximity(const SolverInput& input, const Positions& x) {
           barycentric[0] * x[tri[0]] + barycentric[1] * x[tri[1]] + barycentric[2] * x[tri[2]];
       side = (x[pair.point] - q).dot(normal);
     }
+    double gap = h;
+    if (hold) {
+      // Measured as the projection measures it: along the triangle's normal, on the pair's side.
+      const Vec3 normal = (x[tri[1]] - x[tri[0]]).cross(x[tri[2]] - x[tri[0]]);
+      const Vec3 q =
+          barycentric[0] * x[tri[0]] + barycentric[1] * x[tri[1]] + barycentric[2] * x[tri[2]];
+      const double length = normal.norm();
+      const double signed_gap =
+          length > 0 ? (x[pair.point] - q).dot(normal) / length * (side >= 0 ? 1.0 : -1.0) : 0.0;
+      gap = std::clamp(signed_gap, kMinimumGap * h, h);
+    }
     proximity_.push_back(
-        {{pair.point, tri[0], tri[1], tri[2]}, true, Vec3(side >= 0 ? 1.0 : -1.0, 0, 0)});
+        {{pair.point, tri[0], tri[1], tri[2]}, true, Vec3(side >= 0 ? 1.0 : -1.0, 0, 0), gap});
   }
   for (const EdgeEdgePair& pair : pairs.edge_edge) {
     const auto& ea = mesh.edges[pair.edges[0]].vertices;
@@ -133,7 +152,12 @@ void Solver::build_proximity(const SolverInput& input, const Positions& x) {
     if (side.squaredNorm() < 1e-24) {
       side = ((1 - s) * x[ea[0]] + s * x[ea[1]]) - ((1 - t) * x[eb[0]] + t * x[eb[1]]);
     }
-    proximity_.push_back({{ea[0], ea[1], eb[0], eb[1]}, false, side});
+    double gap = h;
+    if (hold) {
+      const Vec3 d = ((1 - s) * x[ea[0]] + s * x[ea[1]]) - ((1 - t) * x[eb[0]] + t * x[eb[1]]);
+      gap = std::clamp(d.dot(side) >= 0 ? d.norm() : 0.0, kMinimumGap * h, h);
+    }
+    proximity_.push_back({{ea[0], ea[1], eb[0], eb[1]}, false, side, gap});
   }
   // Pinned particles never move, so constraints may share them within one colour.
   std::vector<std::array<Index, 4>> moving(proximity_.size());
@@ -188,7 +212,7 @@ void Solver::project_proximity(const SolverInput& input, Positions& x, SolverOut
     // through each other in a crushed fold): it is pushed back by the thickness at most, since a
     // deeper push throws the particle through further layers (a 10,000-vertex Blender tangle
     // went from 4,805 to 333,135 pairs in 8 untangler frames without this limit).
-    const double violation = std::max(distance - h, -h);
+    const double violation = std::max(distance - c.gap, -h);
     if (violation >= 0) return;
     double denominator = 0;
     for (int i = 0; i < 4; ++i) denominator += w[p[i]] * weights[i] * weights[i];

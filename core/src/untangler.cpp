@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -91,10 +92,124 @@ World make_world(const ClothMesh& mesh, const UntangleOptions& options) {
   return World(mesh, scene);
 }
 
+// The same polygons as fans from their second corner (the library's fans start at the first):
+// a bent quad is then split along its other diagonal, as Blender's BVHTree.FromPolygons may
+// split it. Null when every polygon is a triangle.
+std::unique_ptr<ClothMesh> other_diagonals(const ClothMesh& mesh) {
+  std::vector<PolygonMesh> pieces(mesh.piece_count());
+  for (std::size_t p = 0; p < pieces.size(); ++p) {
+    pieces[p].positions.assign(mesh.rest_positions.begin() + mesh.piece_vertex_begin[p],
+                               mesh.rest_positions.begin() + mesh.piece_vertex_begin[p + 1]);
+  }
+  bool any = false;
+  std::vector<Index> corners;
+  for (std::size_t f = 0; f + 1 < mesh.polygon_triangle_begin.size(); ++f) {
+    const Index begin = mesh.polygon_triangle_begin[f], end = mesh.polygon_triangle_begin[f + 1];
+    if (begin == end) continue;
+    const auto& first = mesh.triangles[begin];
+    corners.assign(first.begin(), first.end());
+    for (Index t = begin + 1; t < end; ++t) corners.push_back(mesh.triangles[t][2]);
+    if (corners.size() > 3) {
+      std::rotate(corners.begin(), corners.begin() + 1, corners.end());
+      any = true;
+    }
+    const Index piece = mesh.triangle_piece[begin];
+    PolygonMesh& out = pieces[piece];
+    out.face_sizes.push_back(static_cast<Index>(corners.size()));
+    for (Index v : corners) out.face_indices.push_back(v - mesh.piece_vertex_begin[piece]);
+  }
+  if (!any) return nullptr;
+  return std::make_unique<ClothMesh>(ClothMesh::build(pieces));
+}
+
+// A world on the polygons split along their other diagonals: a state is clean only when both
+// splits are (null when the mesh has no polygon of four corners or more).
+std::unique_ptr<World> make_other_world(const ClothMesh& mesh, const UntangleOptions& options) {
+  std::unique_ptr<ClothMesh> other = other_diagonals(mesh);
+  if (!other) return nullptr;
+  return std::make_unique<World>(make_world(*other, options));
+}
+
+// A relaxation frame whose result intersects is taken only in part: its move is halved up to
+// this many times until the state it reaches is clean.
+constexpr int kRelaxHalvings = 4;
+
+// The clean state the untangling reached is stretched where the pushes went. Each relaxation
+// frame runs the solver on it without the response and the pull (the pull leads back into the
+// tangle), with proximity pairs that only hold the gap they have: a clean state's sides are
+// consistent, and crushed layers pushed apart to the thickness would be stretched again. Where
+// the frame still brings an intersection back, its move is halved until the state is clean
+// again (checked by detection), so every state the relaxation goes through is clean; the one of
+// least strain is kept in `clean`. Returns false when progress cancelled.
+bool relax(World& world, World* other, const Positions& reference, const UntangleOptions& options,
+           const Progress& progress, Positions& clean, UntangleReport& report) {
+  const ClothMesh& mesh = world.mesh();
+  double best_strain = max_edge_strain(mesh, reference, clean);
+  if (best_strain <= options.relax_strain) return true;
+  const Settings untangling = world.settings();
+  Settings settings = untangling;
+  settings.untangle = false;
+  settings.proximity = options.settings.proximity;
+  settings.proximity_holds_gap = true;
+  settings.iterations = kRelaxIterationFactor * options.settings.iterations;
+  world.set_settings(settings);
+  world.set_pull_stiffness(0);
+  const Positions zero(mesh.vertex_count(), Vec3::Zero());
+  auto clean_at = [&](const Positions& x) {
+    world.set_positions(x);
+    world.detect();
+    if (!world.intersections().pairs.empty()) return false;
+    if (!other) return true;
+    other->set_positions(x);
+    other->detect();
+    return other->intersections().pairs.empty();
+  };
+  auto part_of = [&](const Positions& from, const Positions& to, double part) {
+    Positions x(from.size());
+    for (std::size_t v = 0; v < x.size(); ++v) x[v] = from[v] + part * (to[v] - from[v]);
+    return x;
+  };
+  Positions state = clean;
+  bool go_on = true;
+  for (int frame = 0; frame < options.relax_iterations; ++frame) {
+    world.set_positions(state);
+    world.set_velocities(zero);
+    world.step();
+    const Positions target = world.positions();
+    // The largest part of the move that stays clean. When that is not the whole move, only
+    // half of it is taken, so the state kept is not one that only just misses an intersection
+    // (a float rounding of the output, or the next frame's carried start, would cross it).
+    double part = 1;
+    int halving = 0;
+    while (halving <= kRelaxHalvings && !clean_at(part_of(state, target, part))) {
+      part *= 0.5;
+      ++halving;
+    }
+    ++report.iterations;
+    if (progress &&
+        !progress(std::min(report.iterations, options.max_iterations), options.max_iterations, 0)) {
+      go_on = false;
+      break;
+    }
+    if (halving > kRelaxHalvings) break;  // even a small part of the move intersects
+    Positions next = part_of(state, target, halving == 0 ? 1.0 : 0.5 * part);
+    if (!clean_at(next)) break;
+    state = std::move(next);
+    const double strain = max_edge_strain(mesh, reference, state);
+    if (strain < best_strain) {
+      best_strain = strain;
+      clean = state;
+    }
+    if (strain <= options.relax_strain) break;
+  }
+  world.set_settings(untangling);
+  return go_on;
+}
+
 // One untangling solve: starts from `start`, keeps the edge lengths and bending of `rest` and is
 // pulled toward `reference`, the shape the user wants kept (the figures are measured against
 // it). Quasi-static: velocities are cleared before each pipeline frame, so no push overshoots.
-UntangleReport solve(World& world, const Positions& start, const Positions& reference,
+UntangleReport solve(World& world, World* other, const Positions& start, const Positions& reference,
                      const Positions& rest, const UntangleOptions& options, Positions& output,
                      const Progress& progress) {
   const auto started = Clock::now();
@@ -107,6 +222,19 @@ UntangleReport solve(World& world, const Positions& start, const Positions& refe
   world.set_rest_shape(rest);
   world.set_pull_targets(reference);
   world.set_pull_stiffness(options.pull_stiffness);
+  if (other) {
+    other->set_settings(settings);
+    other->set_rest_shape(rest);
+    other->set_pull_targets(reference);
+    other->set_pull_stiffness(options.pull_stiffness);
+  }
+  // Pairs of x when its polygons are split along their other diagonals (0 without quads).
+  auto other_pairs = [&](const Positions& x) -> std::size_t {
+    if (!other) return 0;
+    other->set_positions(x);
+    other->detect();
+    return other->intersections().pairs.size();
+  };
 
   const Positions zero(mesh.vertex_count(), Vec3::Zero());
   UntangleReport report;
@@ -118,33 +246,39 @@ UntangleReport solve(World& world, const Positions& start, const Positions& refe
   }
   world.set_positions(start);
   world.detect();
-  const std::size_t start_pairs = world.intersections().pairs.size();
+  std::size_t start_pairs = world.intersections().pairs.size();
   if (&start == &reference) report.pairs_before = start_pairs;
+  if (start_pairs == 0) start_pairs = other_pairs(start);  // clean for both splits, or solved
 
   // Each pipeline frame detects on its start (velocities are zero and there is no gravity, so
   // its prediction leaves the positions as they are): that detection tells the pairs of the
-  // state the previous frame reached. The first clean state is often only just clean, and
-  // stretched where the pushes went; the solve goes on for up to relax_iterations more frames
-  // without the pull (it leads back into the tangle) and returns the clean state of least
-  // strain, stopping early at one below relax_strain.
+  // state the previous frame reached.
   Positions reached = world.positions();
   std::size_t reached_pairs = start_pairs;
   Positions best_clean;
-  double best_strain = std::numeric_limits<double>::infinity();
-  int frames_since_clean = 0;
   std::size_t fewest_pairs = start_pairs;
+  Positions fewest = world.positions();  // the state of fewest_pairs
   int stalled = 0;
   double strength_scale = options.strength_scale;
-  while (reached_pairs > 0 || (report.iterations > 0 && !best_clean.empty())) {
-    if (best_clean.empty() ? report.iterations >= options.max_iterations
-                           : frames_since_clean >= options.relax_iterations) {
-      break;
-    }
+  while (reached_pairs > 0) {
+    if (report.iterations >= options.max_iterations) break;
     reached = world.positions();
     world.set_velocities(zero);
     world.step();
     reached_pairs = world.stats().pairs;
+    if (reached_pairs == 0 && report.iterations > 0) {
+      // Clean for the library's split of the polygons; a bent quad split along its other
+      // diagonal (Blender's BVH may split it so) can still cross: such a state goes on with a
+      // frame of that split's own pipeline.
+      reached_pairs = other_pairs(reached);
+      if (reached_pairs > 0) {
+        other->set_velocities(zero);
+        other->step();
+        world.set_positions(other->positions());
+      }
+    }
     if (report.iterations == 0) {
+      reached_pairs = start_pairs;
       ++report.iterations;
       continue;  // the start: its pairs are known already
     }
@@ -153,23 +287,13 @@ UntangleReport solve(World& world, const Positions& start, const Positions& refe
       report.cancelled = true;
       break;
     }
-    if (!best_clean.empty()) ++frames_since_clean;
     if (reached_pairs == 0) {
-      const double strain = max_edge_strain(mesh, reference, reached);
-      if (best_clean.empty()) {
-        world.set_pull_stiffness(0);
-        Settings relax = world.settings();
-        relax.iterations = kRelaxIterationFactor * options.settings.iterations;
-        world.set_settings(relax);
-      }
-      if (strain < best_strain) {
-        best_clean = reached;
-        best_strain = strain;
-      }
-      if (strain <= options.relax_strain) break;
+      best_clean = reached;
+      break;
     }
     if (reached_pairs < fewest_pairs) {
       fewest_pairs = reached_pairs;
+      fewest = reached;
       stalled = 0;
     } else if (++stalled >= options.stall_iterations) {
       stalled = 0;
@@ -186,8 +310,17 @@ UntangleReport solve(World& world, const Positions& start, const Positions& refe
       }
       next.response_strength = options.settings.response_strength * strength_scale;
       world.set_settings(next);
+      if (other) other->set_settings(next);
     }
     ++report.iterations;
+  }
+  // A start that is clean already (a carried correction that still fits) is returned as it is:
+  // relaxing it would change the correction from frame to frame.
+  if (start_pairs == 0) best_clean = world.positions();
+  if (start_pairs > 0 && !best_clean.empty() && !report.cancelled && options.relax_iterations > 0) {
+    if (!relax(world, other, reference, options, progress, best_clean, report)) {
+      report.cancelled = true;  // the clean state of least strain so far is returned
+    }
   }
 
   std::size_t pairs = reached_pairs;
@@ -202,6 +335,15 @@ UntangleReport solve(World& world, const Positions& start, const Positions& refe
   } else {
     world.detect();  // the state the last frame reached
     pairs = world.intersections().pairs.size();
+    if (pairs == 0) pairs = other_pairs(world.positions());
+    if (pairs > fewest_pairs) {
+      // A deep tangle can get worse again once the push is strong: the state with the fewest
+      // intersections seen is returned instead of the last.
+      world.set_positions(fewest);
+      world.detect();
+      pairs = world.intersections().pairs.size();
+      if (pairs == 0) pairs = other_pairs(fewest);
+    }
     report.contours_left = world.contours().count_by_type;
     if (progress && report.iterations > 0) {
       progress(report.iterations, options.max_iterations, pairs);
@@ -236,8 +378,9 @@ UntangleReport untangle(const ClothMesh& mesh, const Positions& input, const Pos
   // Into a local first: `output` may alias `input`, and a failed call must leave it unchanged.
   Positions result;
   World world = make_world(mesh, options);
+  std::unique_ptr<World> other = make_other_world(mesh, options);
   UntangleReport report =
-      solve(world, input, input, rest ? *rest : input, options, result, progress);
+      solve(world, other.get(), input, input, rest ? *rest : input, options, result, progress);
   output = std::move(result);
   return report;
 }
@@ -250,6 +393,7 @@ SequenceReport untangle_sequence(const ClothMesh& mesh, std::span<const Position
   }
   check_options(mesh, options);
   World world = make_world(mesh, options);
+  std::unique_ptr<World> other = make_other_world(mesh, options);
   SequenceReport report;
   std::vector<Positions> result;
   result.reserve(frames.size());
@@ -268,7 +412,8 @@ SequenceReport untangle_sequence(const ClothMesh& mesh, std::span<const Position
         start[v] += result[f - 1][v] - frames[f - 1][v];
     }
     Positions out;
-    UntangleReport frame = solve(world, carried ? start : input, input, input, options, out, {});
+    UntangleReport frame =
+        solve(world, other.get(), carried ? start : input, input, input, options, out, {});
     result.push_back(std::move(out));
     report.frames.push_back(frame);
     if (progress &&

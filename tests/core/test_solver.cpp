@@ -124,5 +124,39 @@ TEST(Solver, ASheetSlidingOnTheGroundStopsAfterTheCoulombDistance) {
   for (const Vec3& p : world.positions()) EXPECT_NEAR(p.z(), 0.01, 1e-9);
 }
 
+// Two sheets crushed 0.4 thickness apart (the lower one pinned), the upper one pulled down
+// through the lower one. By default the proximity push lifts it to the full thickness; with
+// proximity_holds_gap it stays at the gap it had and is not let any closer either. Measured
+// directly as the height over the flat lower sheet.
+TEST(Solver, HoldingTheGapNeitherPushesCrushedLayersApartNorLetsThemCross) {
+  const double h = 0.01, gap = 0.4 * h;
+  auto lowest_height_after = [&](bool hold, double pull) {
+    Scene scene;
+    scene.pieces.push_back(test::grid(6, 6, 0.1));
+    scene.pieces.push_back(test::grid(4, 4, 0.1, Vec3(0.113, 0.127, gap)));
+    scene.settings.untangle = false;
+    scene.settings.gravity = Vec3::Zero();
+    scene.settings.thickness = h;
+    scene.settings.proximity_holds_gap = hold;
+    scene.inverse_mass.assign(49 + 25, 1.0);
+    std::fill(scene.inverse_mass.begin(), scene.inverse_mass.begin() + 49, 0.0);
+    World world(scene);
+    Positions targets = world.positions();
+    for (std::size_t v = 49; v < targets.size(); ++v) targets[v].z() = -0.05;
+    world.set_pull_targets(targets);
+    world.set_pull_stiffness(pull);
+    world.step();
+    double lowest = 1;
+    for (std::size_t v = 49; v < world.positions().size(); ++v) {
+      lowest = std::min(lowest, world.positions()[v].z());
+    }
+    return lowest;
+  };
+  EXPECT_NEAR(lowest_height_after(false, 0), h, 1e-6);  // pushed out to the thickness
+  EXPECT_NEAR(lowest_height_after(true, 0), gap, 1e-6);
+  EXPECT_NEAR(lowest_height_after(true, 0.5), gap, 1e-6);
+  EXPECT_LT(lowest_height_after(true, 0.0) + 1e-9, h);
+}
+
 }  // namespace
 }  // namespace untangle

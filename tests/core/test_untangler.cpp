@@ -194,6 +194,81 @@ TEST(Untangler, TiltedSheetThroughAFlatOneReachesZeroForEveryThickness) {
 
 // A push too weak to move anything stalls: ICM then goes on with Ye's rule (once), and not
 // when the fallback is off or the method is not ICM.
+// The relaxation starts from the first clean state (what a solve with relax_iterations = 0
+// returns) and keeps only clean states: the output is clean by the all-pairs test and less
+// strained than that first clean state.
+TEST(Untangler, RelaxationLowersTheStrainOfTheFirstCleanStateAndStaysClean) {
+  for (const Case& c : {Case(tilted_sheet_through_flat_one()), Case({folded_ridge()})}) {
+    UntangleOptions first_clean = default_options();
+    first_clean.relax_iterations = 0;
+    Positions unrelaxed, relaxed;
+    untangle(c.mesh, c.input, nullptr, first_clean, unrelaxed);
+    const UntangleReport report = untangle(c.mesh, c.input, nullptr, default_options(), relaxed);
+    ASSERT_EQ(brute_force_pairs(c.mesh, unrelaxed), 0u);
+    EXPECT_EQ(brute_force_pairs(c.mesh, relaxed), 0u);
+    EXPECT_EQ(report.pairs_after, 0u);
+    EXPECT_LT(strain_against(c.mesh, c.input, relaxed), strain_against(c.mesh, c.input, unrelaxed));
+  }
+}
+
+// A solve that does not get clean returns the state with the fewest intersections it reached
+// (each state's count is reported through progress), not merely the last one.
+TEST(Untangler, AnUnfinishedSolveReturnsItsStateOfFewestPairs) {
+  const Case c(tilted_sheet_through_flat_one());
+  for (int limit : {3, 4, 5, 6, 8}) {
+    UntangleOptions options = default_options();
+    options.max_iterations = limit;
+    std::size_t fewest = brute_force_pairs(c.mesh, c.input);
+    Positions output;
+    const UntangleReport report =
+        untangle(c.mesh, c.input, nullptr, options, output, [&](int, int, std::size_t pairs) {
+          fewest = std::min(fewest, pairs);
+          return true;
+        });
+    SCOPED_TRACE(limit);
+    EXPECT_EQ(report.pairs_after, brute_force_pairs(c.mesh, output));
+    EXPECT_LE(report.pairs_after, fewest);
+  }
+}
+
+// The pieces with every polygon's corners turned by one: the library splits polygons as fans
+// from their first corner, so a quad is then split along its other diagonal.
+std::vector<PolygonMesh> other_diagonals(std::vector<PolygonMesh> pieces) {
+  for (PolygonMesh& piece : pieces) {
+    std::size_t first = 0;
+    for (Index size : piece.face_sizes) {
+      auto corners = piece.face_indices.begin() + static_cast<std::ptrdiff_t>(first);
+      std::rotate(corners, corners + 1, corners + size);
+      first += size;
+    }
+  }
+  return pieces;
+}
+
+// A bent quad (two opposite corners raised) and a small upright triangle through its middle,
+// between the two surfaces the quad's two splits make: clean for the library's split, crossed
+// for the other one (Blender's BVH may split a quad so). The output must be clean for both.
+TEST(Untangler, ABentQuadIsCleanForBothOfItsSplits) {
+  PolygonMesh quad;
+  quad.positions = {Vec3(0, 0, 0), Vec3(1, 0, 0.3), Vec3(1, 1, 0), Vec3(0, 1, 0.3)};
+  quad.face_sizes = {4};
+  quad.face_indices = {0, 1, 2, 3};
+  PolygonMesh upright;
+  upright.positions = {Vec3(0.42, 0.53, 0.1), Vec3(0.58, 0.51, 0.1), Vec3(0.5, 0.52, 0.5)};
+  upright.face_sizes = {3};
+  upright.face_indices = {0, 1, 2};
+  const std::vector<PolygonMesh> pieces{quad, upright};
+  const Case c(pieces);
+  const ClothMesh turned = ClothMesh::build(other_diagonals(pieces));
+  ASSERT_EQ(brute_force_pairs(c.mesh, c.input), 0u);
+  ASSERT_GT(brute_force_pairs(turned, c.input), 0u);
+  Positions output;
+  const UntangleReport report = untangle(c.mesh, c.input, nullptr, default_options(), output);
+  EXPECT_EQ(report.pairs_after, 0u);
+  EXPECT_EQ(brute_force_pairs(c.mesh, output), 0u);
+  EXPECT_EQ(brute_force_pairs(turned, output), 0u);
+}
+
 TEST(Untangler, StalledIcmGoesOnWithYeOnlyWhenAllowed) {
   const Case c(tilted_sheet_through_flat_one());
   UntangleOptions options = default_options();

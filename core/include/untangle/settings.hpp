@@ -34,6 +34,10 @@ struct Settings {
   // out, so a scene does not push forever. The untangler turns this off: it raises the push
   // of a stalled solve instead.
   bool fade_stuck_contours = true;
+  // A pair found closer than the thickness is held at the gap it had when found (at least a
+  // quarter of the thickness) instead of pushed out to the thickness: it keeps the layers from
+  // crossing without stretching cloth that lies crushed (the untangler's relaxation).
+  bool proximity_holds_gap = false;
   int threads = 0;  // 0 = OpenMP's default
 };
 

@@ -16,9 +16,11 @@ struct UntangleOptions {
   int max_iterations = 300;          // pipeline frames at most
   double pull_stiffness = 0.05;      // soft pull toward the input positions, per frame (0..1)
   std::vector<double> inverse_mass;  // per vertex, 0 = pinned (never moves); empty = all 1
-  // Once clean, up to relax_iterations more frames without the pull, while the strain against
-  // the input is above relax_strain: the solver evens out the stretch the pushes left, and the
-  // clean state of least strain is returned.
+  // Once clean, up to relax_iterations more frames without the response and the pull, while
+  // the strain against the input is above relax_strain: the solver evens out the stretch the
+  // pushes left, with proximity pairs that hold their gaps; a frame that brings an intersection
+  // back is cut short (its move halved until clean), and the clean state of least strain is
+  // returned. A solve that does not get clean returns its state of fewest pairs.
   int relax_iterations = 30;
   // The push per pipeline frame relative to settings.response_strength. With no frame rate to
   // keep, smaller pushes over more frames leave less stretch and do not overshoot a small tangle.
