@@ -54,7 +54,6 @@ struct Block {
   std::vector<PairRecord> pairs;
   std::vector<RawHit> hits;
   std::vector<std::uint64_t> dropped;
-  std::size_t tested = 0;
 };
 
 // What the box test reads of a leaf this frame: per axis, the boxes of its (up to) two
@@ -376,7 +375,6 @@ Intersections find_intersections(const ClothMesh& mesh, const Bvh& bvh, const Po
         if (!share_vertex(triangles[ta], triangles[tb])) block.candidates.push_back({ta, tb});
       }
     }
-    block.tested = block.candidates.size();
     for (const auto& [ta, tb] : block.candidates) test_triangle_pair(mesh, frames, ta, tb, block);
   }
 
@@ -389,7 +387,7 @@ Intersections find_intersections(const ClothMesh& mesh, const Bvh& bvh, const Po
     pair_offset[bi + 1] = pair_offset[bi] + static_cast<std::uint32_t>(blocks[bi].pairs.size());
     dropped_offset[bi + 1] =
         dropped_offset[bi] + static_cast<std::uint32_t>(blocks[bi].dropped.size());
-    out.candidate_pairs += blocks[bi].tested;
+    out.candidate_pairs += blocks[bi].candidates.size();
   }
   struct HitRef {
     std::uint64_t key;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace untangle {
 namespace {
@@ -120,22 +121,26 @@ void Solver::build_proximity(const SolverInput& input, const Positions& x) {
     const Vec3 q_prev = barycentric[0] * prev[tri[0]] + barycentric[1] * prev[tri[1]] +
                         barycentric[2] * prev[tri[2]];
     const Vec3 normal_prev = (prev[tri[1]] - prev[tri[0]]).cross(prev[tri[2]] - prev[tri[0]]);
-    double side = (prev[pair.point] - q_prev).dot(normal_prev);
-    if (side == 0) {  // no side at the frame start: take the current one
+    // The triangle's (unnormalised) normal and the point's offset from its closest point, now:
+    // needed only without a side at the frame start or when the gap is held.
+    auto now = [&] {
       const Vec3 normal = (x[tri[1]] - x[tri[0]]).cross(x[tri[2]] - x[tri[0]]);
       const Vec3 q =
           barycentric[0] * x[tri[0]] + barycentric[1] * x[tri[1]] + barycentric[2] * x[tri[2]];
-      side = (x[pair.point] - q).dot(normal);
+      return std::pair{normal, Vec3(x[pair.point] - q)};
+    };
+    double side = (prev[pair.point] - q_prev).dot(normal_prev);
+    if (side == 0) {  // no side at the frame start: take the current one
+      const auto [normal, offset] = now();
+      side = offset.dot(normal);
     }
     double gap = h;
     if (hold) {
       // Measured as the projection measures it: along the triangle's normal, on the pair's side.
-      const Vec3 normal = (x[tri[1]] - x[tri[0]]).cross(x[tri[2]] - x[tri[0]]);
-      const Vec3 q =
-          barycentric[0] * x[tri[0]] + barycentric[1] * x[tri[1]] + barycentric[2] * x[tri[2]];
+      const auto [normal, offset] = now();
       const double length = normal.norm();
       const double signed_gap =
-          length > 0 ? (x[pair.point] - q).dot(normal) / length * (side >= 0 ? 1.0 : -1.0) : 0.0;
+          length > 0 ? offset.dot(normal) / length * (side >= 0 ? 1.0 : -1.0) : 0.0;
       gap = std::clamp(signed_gap, kMinimumGap * h, h);
     }
     proximity_.push_back(
@@ -147,14 +152,15 @@ void Solver::build_proximity(const SolverInput& input, const Positions& x) {
     if (w[ea[0]] + w[ea[1]] + w[eb[0]] + w[eb[1]] <= 0) continue;
     double s = 0, t = 0;
     closest_points_of_segments(x[ea[0]], x[ea[1]], x[eb[0]], x[eb[1]], s, t);
-    Vec3 side =
-        ((1 - s) * prev[ea[0]] + s * prev[ea[1]]) - ((1 - t) * prev[eb[0]] + t * prev[eb[1]]);
-    if (side.squaredNorm() < 1e-24) {
-      side = ((1 - s) * x[ea[0]] + s * x[ea[1]]) - ((1 - t) * x[eb[0]] + t * x[eb[1]]);
-    }
+    // From b's closest point to a's, at the frame start and now.
+    auto between = [&](const Positions& p) -> Vec3 {
+      return ((1 - s) * p[ea[0]] + s * p[ea[1]]) - ((1 - t) * p[eb[0]] + t * p[eb[1]]);
+    };
+    Vec3 side = between(prev);
+    if (side.squaredNorm() < 1e-24) side = between(x);
     double gap = h;
     if (hold) {
-      const Vec3 d = ((1 - s) * x[ea[0]] + s * x[ea[1]]) - ((1 - t) * x[eb[0]] + t * x[eb[1]]);
+      const Vec3 d = between(x);
       gap = std::clamp(d.dot(side) >= 0 ? d.norm() : 0.0, kMinimumGap * h, h);
     }
     proximity_.push_back({{ea[0], ea[1], eb[0], eb[1]}, false, side, gap});

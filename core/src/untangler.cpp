@@ -130,6 +130,23 @@ std::unique_ptr<World> make_other_world(const ClothMesh& mesh, const UntangleOpt
   return std::make_unique<World>(make_world(*other, options));
 }
 
+// Pairs of x when its polygons are split along their other diagonals (0 without quads).
+std::size_t other_split_pairs(World* other, const Positions& x) {
+  if (!other) return 0;
+  other->set_positions(x);
+  other->detect();
+  return other->intersections().pairs.size();
+}
+
+// Pairs of x as the world detects them, else (when that split is clean) as the other split
+// does: 0 only when both are clean. Leaves world at x with its detection.
+std::size_t pairs_of_both_splits(World& world, World* other, const Positions& x) {
+  world.set_positions(x);
+  world.detect();
+  const std::size_t pairs = world.intersections().pairs.size();
+  return pairs > 0 ? pairs : other_split_pairs(other, x);
+}
+
 // A relaxation frame whose result intersects is taken only in part: its move is halved up to
 // this many times until the state it reaches is clean.
 constexpr int kRelaxHalvings = 4;
@@ -155,15 +172,7 @@ bool relax(World& world, World* other, const Positions& reference, const Untangl
   world.set_settings(settings);
   world.set_pull_stiffness(0);
   const Positions zero(mesh.vertex_count(), Vec3::Zero());
-  auto clean_at = [&](const Positions& x) {
-    world.set_positions(x);
-    world.detect();
-    if (!world.intersections().pairs.empty()) return false;
-    if (!other) return true;
-    other->set_positions(x);
-    other->detect();
-    return other->intersections().pairs.empty();
-  };
+  auto clean_at = [&](const Positions& x) { return pairs_of_both_splits(world, other, x) == 0; };
   auto part_of = [&](const Positions& from, const Positions& to, double part) {
     Positions x(from.size());
     for (std::size_t v = 0; v < x.size(); ++v) x[v] = from[v] + part * (to[v] - from[v]);
@@ -228,13 +237,6 @@ UntangleReport solve(World& world, World* other, const Positions& start, const P
     other->set_pull_targets(reference);
     other->set_pull_stiffness(options.pull_stiffness);
   }
-  // Pairs of x when its polygons are split along their other diagonals (0 without quads).
-  auto other_pairs = [&](const Positions& x) -> std::size_t {
-    if (!other) return 0;
-    other->set_positions(x);
-    other->detect();
-    return other->intersections().pairs.size();
-  };
 
   const Positions zero(mesh.vertex_count(), Vec3::Zero());
   UntangleReport report;
@@ -248,7 +250,8 @@ UntangleReport solve(World& world, World* other, const Positions& start, const P
   world.detect();
   std::size_t start_pairs = world.intersections().pairs.size();
   if (&start == &reference) report.pairs_before = start_pairs;
-  if (start_pairs == 0) start_pairs = other_pairs(start);  // clean for both splits, or solved
+  if (start_pairs == 0)
+    start_pairs = other_split_pairs(other, start);  // clean for both splits, or solved
 
   // Each pipeline frame detects on its start (velocities are zero and there is no gravity, so
   // its prediction leaves the positions as they are): that detection tells the pairs of the
@@ -270,7 +273,7 @@ UntangleReport solve(World& world, World* other, const Positions& start, const P
       // Clean for the library's split of the polygons; a bent quad split along its other
       // diagonal (Blender's BVH may split it so) can still cross: such a state goes on with a
       // frame of that split's own pipeline.
-      reached_pairs = other_pairs(reached);
+      reached_pairs = other_split_pairs(other, reached);
       if (reached_pairs > 0) {
         other->set_velocities(zero);
         other->step();
@@ -333,16 +336,11 @@ UntangleReport solve(World& world, World* other, const Positions& start, const P
   } else if (report.iterations == 0) {
     report.contours_left = world.contours().count_by_type;  // of the start, detected above
   } else {
-    world.detect();  // the state the last frame reached
-    pairs = world.intersections().pairs.size();
-    if (pairs == 0) pairs = other_pairs(world.positions());
+    pairs = pairs_of_both_splits(world, other, world.positions());  // the last state reached
     if (pairs > fewest_pairs) {
       // A deep tangle can get worse again once the push is strong: the state with the fewest
       // intersections seen is returned instead of the last.
-      world.set_positions(fewest);
-      world.detect();
-      pairs = world.intersections().pairs.size();
-      if (pairs == 0) pairs = other_pairs(fewest);
+      pairs = pairs_of_both_splits(world, other, fewest);
     }
     report.contours_left = world.contours().count_by_type;
     if (progress && report.iterations > 0) {

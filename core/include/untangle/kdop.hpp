@@ -28,8 +28,6 @@ struct Kdop18 {
   static Vec3 axis(int k);
 
   void add(const Vec3& p);  // inline below: the refit's inner loop
-  // Grows to contain the projections d (from project), or another volume: inline below.
-  void add_projection(const std::array<double, kAxes>& d) { grow(d, d); }
   void merge(const Kdop18& other) { grow(other.min, other.max); }
   void inflate(double distance);             // grows every slab by distance (in world units)
   bool overlaps(const Kdop18& other) const;  // inline below: the traversal's inner test
@@ -107,7 +105,8 @@ inline std::array<double, Kdop18::kAxes> Kdop18::project(const Vec3& p) {
 }
 
 inline void Kdop18::add(const Vec3& p) {
-  add_projection(project(p));
+  const auto d = project(p);
+  grow(d, d);
 }
 
 // The refit's inner loop: two axes per instruction (compilers keep std::min's branches here).
