@@ -560,8 +560,21 @@ bool Bvh::border_is_simple_in_projection(Index n, const Positions& positions,
 }
 
 Candidates Bvh::find_candidates(bool cull) const {
-  const Traversal traversal(nodes_, traversal_nodes_, cull);
   Candidates result;
+  CandidateBuffers buffers;
+  find_candidates(cull, result, buffers);
+  return result;
+}
+
+void Bvh::find_candidates(bool cull, Candidates& result, CandidateBuffers& buffers) const {
+  const Traversal traversal(nodes_, traversal_nodes_, cull);
+  // List 0 holds what the unrolling below finds itself, list i + 1 what task i finds.
+  auto& pairs = buffers.pairs;
+  auto& culled = buffers.culled;
+  pairs.resize(std::max<std::size_t>(pairs.size(), 1));
+  culled.resize(std::max<std::size_t>(culled.size(), 1));
+  pairs[0].clear();
+  culled[0].clear();
   std::vector<Task> tasks;
   for (Index root : roots_) {
     if (root != kNoIndex) tasks.push_back({root, root});
@@ -576,30 +589,35 @@ Candidates Bvh::find_candidates(bool cull) const {
   while (!tasks.empty() && tasks.size() < kTargetTasks) {
     std::vector<Task> next;
     next.reserve(3 * tasks.size());
-    for (const Task& task : tasks) {
-      traversal.expand(task, next, result.leaf_pairs, result.culled_nodes);
-    }
+    for (const Task& task : tasks) traversal.expand(task, next, pairs[0], culled[0]);
     tasks = std::move(next);
   }
-  std::vector<std::vector<LeafPair>> task_pairs(tasks.size());
-  std::vector<std::vector<Index>> task_culled(tasks.size());
+  const std::size_t lists = tasks.size() + 1;
+  pairs.resize(lists);
+  culled.resize(lists);
 #pragma omp parallel for schedule(dynamic, 1)
   for (std::size_t i = 0; i < tasks.size(); ++i) {
-    traversal.run(tasks[i], task_pairs[i], task_culled[i]);
+    pairs[i + 1].clear();
+    culled[i + 1].clear();
+    traversal.run(tasks[i], pairs[i + 1], culled[i + 1]);
   }
-  std::size_t pair_total = result.leaf_pairs.size(), culled_total = result.culled_nodes.size();
-  for (std::size_t i = 0; i < tasks.size(); ++i) {
-    pair_total += task_pairs[i].size();
-    culled_total += task_culled[i].size();
+  // Concatenated in list order, each list copied by its own thread. The caller's vectors are
+  // reused: a resize to about last frame's size writes little, where fresh ones would be
+  // written (and faulted in) whole, on one thread.
+  std::vector<std::size_t> pair_offset(lists + 1, 0), culled_offset(lists + 1, 0);
+  for (std::size_t i = 0; i < lists; ++i) {
+    pair_offset[i + 1] = pair_offset[i] + pairs[i].size();
+    culled_offset[i + 1] = culled_offset[i] + culled[i].size();
   }
-  result.leaf_pairs.reserve(pair_total);
-  result.culled_nodes.reserve(culled_total);
-  for (std::size_t i = 0; i < tasks.size(); ++i) {
-    result.leaf_pairs.insert(result.leaf_pairs.end(), task_pairs[i].begin(), task_pairs[i].end());
-    result.culled_nodes.insert(result.culled_nodes.end(), task_culled[i].begin(),
-                               task_culled[i].end());
+  result.leaf_pairs.resize(pair_offset.back());
+  result.culled_nodes.resize(culled_offset.back());
+#pragma omp parallel for schedule(dynamic, 1)
+  for (std::size_t i = 0; i < lists; ++i) {
+    std::copy(pairs[i].begin(), pairs[i].end(),
+              result.leaf_pairs.begin() + static_cast<std::ptrdiff_t>(pair_offset[i]));
+    std::copy(culled[i].begin(), culled[i].end(),
+              result.culled_nodes.begin() + static_cast<std::ptrdiff_t>(culled_offset[i]));
   }
-  return result;
 }
 
 }  // namespace untangle

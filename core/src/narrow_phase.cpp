@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 
@@ -102,20 +103,49 @@ void triangle_frame(const ClothMesh& mesh, const Positions& x, Index t, int lane
   f.ball_margin = kBallMargin * extent;
 }
 
-// Sorted by (bucket, then less within a bucket) with a counting sort over the buckets: linear
+// Sorted by (bucket, then `less` within a bucket) with a counting sort over the buckets: linear
 // for keys whose first part is a dense index (an edge, a triangle) and buckets of a few items.
+// Each thread sorts the items of its own range of buckets (every thread reads all items, but
+// writes only its own), so no write is shared and the result is that of one thread.
 template <class T, class BucketOf, class Less>
 std::vector<T> bucket_sort(const std::vector<T>& items, std::size_t bucket_count,
                            BucketOf bucket_of, Less less) {
-  std::vector<std::uint32_t> begin(bucket_count + 1, 0);
-  for (const T& item : items) ++begin[bucket_of(item) + 1];
-  for (std::size_t b = 0; b < bucket_count; ++b) begin[b + 1] += begin[b];
   std::vector<T> sorted(items.size());
-  std::vector<std::uint32_t> fill(begin.begin(), begin.end() - 1);
-  for (const T& item : items) sorted[fill[bucket_of(item)]++] = item;
-  for (std::size_t b = 0; b < bucket_count; ++b) {
-    if (begin[b + 1] - begin[b] > 1) {
-      std::sort(sorted.begin() + begin[b], sorted.begin() + begin[b + 1], less);
+  std::vector<std::uint32_t> begin(bucket_count + 1, 0);
+  std::vector<std::uint32_t> range_size;
+#pragma omp parallel
+  {
+    const auto threads = static_cast<std::size_t>(omp_get_num_threads());
+    const auto thread = static_cast<std::size_t>(omp_get_thread_num());
+#pragma omp single
+    range_size.assign(threads, 0);
+    const std::size_t low = bucket_count * thread / threads;
+    const std::size_t high = bucket_count * (thread + 1) / threads;
+    for (const T& item : items) {
+      const std::size_t b = bucket_of(item);
+      if (b >= low && b < high) ++begin[b + 1];
+    }
+    std::uint32_t sum = 0;  // the range's own prefix sums, then shifted by the ranges before
+    for (std::size_t b = low; b < high; ++b) {
+      sum += begin[b + 1];
+      begin[b + 1] = sum;
+    }
+    range_size[thread] = sum;
+#pragma omp barrier
+    std::uint32_t shift = 0;
+    for (std::size_t r = 0; r < thread; ++r) shift += range_size[r];
+    for (std::size_t b = low; b < high; ++b) begin[b + 1] += shift;
+    if (thread == 0) begin[0] = 0;
+#pragma omp barrier
+    std::vector<std::uint32_t> fill(begin.begin() + low, begin.begin() + high);
+    for (const T& item : items) {
+      const std::size_t b = bucket_of(item);
+      if (b >= low && b < high) sorted[fill[b - low]++] = item;
+    }
+    for (std::size_t b = low; b < high; ++b) {
+      if (begin[b + 1] - begin[b] > 1) {
+        std::sort(sorted.begin() + begin[b], sorted.begin() + begin[b + 1], less);
+      }
     }
   }
   return sorted;
@@ -302,6 +332,8 @@ void test_triangle_pair(const ClothMesh& mesh, const std::vector<TriangleFrame>&
 }  // namespace
 
 struct NarrowPhaseBuffers::Storage {
+  Candidates candidates;
+  CandidateBuffers candidate_buffers;
   std::vector<LeafBoxes> boxes;  // per leaf
   std::vector<TriangleFrame> frames;
   std::vector<Block> blocks;  // cleared, not freed, between calls
@@ -327,15 +359,16 @@ Intersections find_intersections(const ClothMesh& mesh, const Bvh& bvh, const Po
   if (&bvh.mesh() != &mesh) {
     throw std::invalid_argument("find_intersections: the BVH was built for another mesh");
   }
-  Intersections out;
-  const double t0 = omp_get_wtime();
-  Candidates candidates = bvh.find_candidates(options.cull);
-  const double t1 = omp_get_wtime();
-  out.broad_seconds = t1 - t0;
-  out.culled_nodes = std::move(candidates.culled_nodes);
-
   NarrowPhaseBuffers own_buffers;
   NarrowPhaseBuffers::Storage& storage = *(buffers != nullptr ? buffers : &own_buffers)->storage;
+  Intersections out;
+  const double t0 = omp_get_wtime();
+  Candidates& candidates = storage.candidates;
+  bvh.find_candidates(options.cull, candidates, storage.candidate_buffers);
+  const double t1 = omp_get_wtime();
+  out.broad_seconds = t1 - t0;
+  out.culled_nodes = candidates.culled_nodes;
+
   // Every box and the frame of every detectable triangle are written below: a resize to the
   // same size touches nothing.
   std::vector<LeafBoxes>& boxes = storage.boxes;
@@ -413,34 +446,32 @@ Intersections find_intersections(const ClothMesh& mesh, const Bvh& bvh, const Po
   out.dropped_hits =
       static_cast<std::size_t>(std::unique(dropped.begin(), dropped.end()) - dropped.begin());
 
-  // Two independent sequential sorts, run side by side (each is a pure function of its input).
-  std::vector<Index> kept(refs.size());
-#pragma omp parallel sections
-  {
-#pragma omp section
-    {
-      // One hit per (edge, triangle): both copies are bit-identical, so keep the first. Each
-      // raw hit learns the index of its kept copy, for the segments below.
-      const std::vector<HitRef> order = bucket_sort(
-          refs, mesh.edges.size(), [](const HitRef& r) { return r.key >> 32; },
-          [](const HitRef& x, const HitRef& y) {
-            return x.key < y.key || (x.key == y.key && (x.block < y.block ||
-                                                        (x.block == y.block && x.index < y.index)));
-          });
-      out.hits.reserve(order.size());
-      for (std::size_t i = 0; i < order.size(); ++i) {
-        const HitRef& r = order[i];
-        if (i == 0 || order[i - 1].key != r.key) {
-          out.hits.push_back(blocks[r.block].hits[r.index].hit);
-        }
-        kept[hit_offset[r.block] + r.index] = static_cast<Index>(out.hits.size() - 1);
-      }
-    }
-#pragma omp section
-    records = bucket_sort(
-        records, mesh.triangles.size(), [](const PairRecord& r) { return r.a; },
-        [](const PairRecord& x, const PairRecord& y) { return x.b < y.b; });
+  // One hit per (edge, triangle): both copies are bit-identical, so keep the first. Each raw hit
+  // learns the index of its kept copy, for the segments below.
+  const std::vector<HitRef> order = bucket_sort(
+      refs, mesh.edges.size(), [](const HitRef& r) { return r.key >> 32; },
+      [](const HitRef& x, const HitRef& y) {
+        return x.key < y.key ||
+               (x.key == y.key && (x.block < y.block || (x.block == y.block && x.index < y.index)));
+      });
+  const auto ordered = static_cast<std::ptrdiff_t>(order.size());
+  std::vector<Index> rank(order.size());  // 1 + the index of the hit's kept copy
+#pragma omp parallel for schedule(static)
+  for (std::ptrdiff_t i = 0; i < ordered; ++i) {
+    rank[i] = i == 0 || order[i - 1].key != order[i].key ? 1 : 0;
   }
+  std::inclusive_scan(rank.begin(), rank.end(), rank.begin());
+  out.hits.resize(rank.empty() ? 0 : rank.back());
+  std::vector<Index> kept(refs.size());
+#pragma omp parallel for schedule(static)
+  for (std::ptrdiff_t i = 0; i < ordered; ++i) {
+    const HitRef& r = order[i];
+    if (i == 0 || rank[i - 1] != rank[i]) out.hits[rank[i] - 1] = blocks[r.block].hits[r.index].hit;
+    kept[hit_offset[r.block] + r.index] = rank[i] - 1;
+  }
+  records = bucket_sort(
+      records, mesh.triangles.size(), [](const PairRecord& r) { return r.a; },
+      [](const PairRecord& x, const PairRecord& y) { return x.b < y.b; });
   out.pairs.resize(records.size());
   std::vector<std::uint8_t> is_segment(records.size(), 0);
   std::vector<std::array<Index, 2>> segment_hits(records.size());

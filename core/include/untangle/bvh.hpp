@@ -42,6 +42,13 @@ struct Candidates {
   std::vector<Index> culled_nodes;   // nodes whose self test was skipped (drawn cyan)
 };
 
+// The traversal's per-task lists, kept from one call to the next: fresh ones would be allocated
+// and grown again every frame. Use one per thread that calls find_candidates.
+struct CandidateBuffers {
+  std::vector<std::vector<LeafPair>> pairs;
+  std::vector<std::vector<Index>> culled;
+};
+
 class Bvh {
  public:
   // Builds the trees on `positions` (median split of leaf centroids along the longest of the
@@ -56,6 +63,8 @@ class Bvh {
   // With cull, self tests of cullable nodes are skipped; it never loses an intersecting pair.
   // Parallel (OpenMP), with a result that does not depend on the thread count.
   Candidates find_candidates(bool cull) const;
+  // The same into `result`, whose vectors (and the buffers) keep their memory between calls.
+  void find_candidates(bool cull, Candidates& result, CandidateBuffers& buffers) const;
 
   const std::vector<BvhNode>& nodes() const { return nodes_; }
   std::span<const Index> roots() const { return roots_; }  // one per piece
