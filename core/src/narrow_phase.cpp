@@ -334,7 +334,8 @@ void test_triangle_pair(const ClothMesh& mesh, const std::vector<TriangleFrame>&
 struct NarrowPhaseBuffers::Storage {
   Candidates candidates;
   CandidateBuffers candidate_buffers;
-  std::vector<LeafBoxes> boxes;  // per leaf
+  std::vector<LeafBoxes> boxes;           // per leaf
+  std::vector<std::uint8_t> used_leaves;  // per leaf: in a candidate pair
   std::vector<TriangleFrame> frames;
   std::vector<Block> blocks;  // cleared, not freed, between calls
 };
@@ -376,12 +377,22 @@ Intersections find_intersections(const ClothMesh& mesh, const Bvh& bvh, const Po
   boxes.resize(mesh.leaves.size());
   frames.resize(mesh.triangles.size());
   const auto leaf_count = static_cast<std::ptrdiff_t>(mesh.leaves.size());
+  const auto& leaf_pairs = candidates.leaf_pairs;
+  // Only the leaves of a candidate pair are read below. Where those pairs are few (fewer than two
+  // per leaf: a state that is clean or nearly, mostly culled, as the untangler's checks are),
+  // only their leaves are prepared; marking costs less than the frames it saves.
+  const bool few_pairs = leaf_pairs.size() < 2 * mesh.leaves.size();
+  std::vector<std::uint8_t>& used = storage.used_leaves;
+  if (few_pairs) {
+    used.assign(mesh.leaves.size(), 0);
+    for (const auto& [a, b] : leaf_pairs) used[a] = used[b] = 1;
+  }
 #pragma omp parallel for schedule(static)
   for (std::ptrdiff_t l = 0; l < leaf_count; ++l) {
-    leaf_frames(mesh, positions, static_cast<Index>(l), boxes[l], frames);
+    if (!few_pairs || used[l])
+      leaf_frames(mesh, positions, static_cast<Index>(l), boxes[l], frames);
   }
 
-  const auto& leaf_pairs = candidates.leaf_pairs;
   const std::size_t block_count = (leaf_pairs.size() + kBlockSize - 1) / kBlockSize;
   std::vector<Block>& blocks = storage.blocks;
   if (blocks.size() < block_count) blocks.resize(block_count);

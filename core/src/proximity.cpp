@@ -28,17 +28,6 @@ inline bool boxes_near(const Vec3& a0, const Vec3& a1, const Vec3& b0, const Vec
   return true;
 }
 
-// Whether vertex p is one of `vertices` or shares a polygon with one of them.
-bool touches(const ClothMesh& mesh, Index p, std::span<const Index> vertices) {
-  for (Index v : vertices) {
-    if (v == p) return true;
-    for (Index r : mesh.vertex_ring[v]) {
-      if (r == p) return true;
-    }
-  }
-  return false;
-}
-
 // Point-triangle pairs of the owned vertices of `points` listed in `live` (bit i: owned vertex i)
 // with the triangles of `triangles`.
 void point_triangle_pairs(const ClothMesh& mesh, const Positions& x,
@@ -264,49 +253,66 @@ ProximitySearch::ProximitySearch(const Bvh& bvh)
 }
 
 // Only leaves that hold a vertex of a's leaf or of its ring can hold a neighbour of a's points or
-// edges: those are the candidates for b.
+// edges: those are the candidates for b. Sharing a polygon is symmetric, so "p touches a vertex
+// of a" and "a vertex of a touches p" read the same marks: near[p] has bit k when p is a's vertex
+// k or shares a polygon with it (one pass over a's rings instead of a ring scan per test).
 void ProximitySearch::find_skips() {
   const ClothMesh& mesh = bvh_->mesh();
   skip_offsets_.assign(parts_.size() + 1, 0);
-  std::vector<Index> others;
+  std::vector<std::uint8_t> near(mesh.vertex_count(), 0);
+  std::vector<Index> marked, others;
   for (std::size_t a = 0; a < parts_.size(); ++a) {
     const LeafParts& pa = parts_[a];
+    marked.clear();
+    auto mark = [&](Index w, int k) {
+      if (near[w] == 0) marked.push_back(w);
+      near[w] |= static_cast<std::uint8_t>(1u << k);
+    };
+    for (int k = 0; k < pa.vertex_count; ++k) {
+      mark(pa.vertices[k], k);
+      for (Index r : mesh.vertex_ring[pa.vertices[k]]) mark(r, k);
+    }
+    auto bit_of = [&](Index v) {  // v is a vertex of a's leaf
+      unsigned bit = 0;
+      for (int k = 0; k < pa.vertex_count; ++k) bit |= pa.vertices[k] == v ? 1u << k : 0u;
+      return bit;
+    };
+    std::array<unsigned, 4> owned_bits{};
+    for (int i = 0; i < pa.owned_vertex_count; ++i) owned_bits[i] = bit_of(pa.owned_vertices[i]);
+    std::array<unsigned, 5> edge_bits{};
+    for (int i = 0; i < pa.owned_edge_count; ++i) {
+      const auto& ea = mesh.edges[pa.owned_edges[i]].vertices;
+      edge_bits[i] = bit_of(ea[0]) | bit_of(ea[1]);
+    }
     others.clear();
-    auto add_leaves_of = [&](Index v) {
-      for (Index t : mesh.vertex_triangles[v]) {
+    for (Index w : marked) {
+      for (Index t : mesh.vertex_triangles[w]) {
         if (mesh.triangle_leaf[t] > a) others.push_back(mesh.triangle_leaf[t]);
       }
-    };
-    for (int i = 0; i < pa.vertex_count; ++i) {
-      add_leaves_of(pa.vertices[i]);
-      for (Index r : mesh.vertex_ring[pa.vertices[i]]) add_leaves_of(r);
     }
     sort_unique(others);
-    const std::span<const Index> a_vertices(pa.vertices.data(),
-                                            static_cast<std::size_t>(pa.vertex_count));
     for (Index b : others) {
       const LeafParts& pb = parts_[b];
-      const std::span<const Index> b_vertices(pb.vertices.data(),
-                                              static_cast<std::size_t>(pb.vertex_count));
+      unsigned near_b = 0;  // the vertices of a that touch some vertex of b
+      for (int j = 0; j < pb.vertex_count; ++j) near_b |= near[pb.vertices[j]];
       Skips skips{b};
       for (int i = 0; i < pa.owned_vertex_count; ++i) {
-        if (touches(mesh, pa.owned_vertices[i], b_vertices)) skips.points_a |= 1u << i;
+        if (near_b & owned_bits[i]) skips.points_a |= 1u << i;
       }
       for (int j = 0; j < pb.owned_vertex_count; ++j) {
-        if (touches(mesh, pb.owned_vertices[j], a_vertices)) skips.points_b |= 1u << j;
+        if (near[pb.owned_vertices[j]] != 0) skips.points_b |= 1u << j;
       }
-      for (int i = 0; i < pa.owned_edge_count; ++i) {
-        const auto& ea = mesh.edges[pa.owned_edges[i]].vertices;
-        for (int j = 0; j < pb.owned_edge_count; ++j) {
-          const auto& eb = mesh.edges[pb.owned_edges[j]].vertices;
-          if (touches(mesh, ea[0], eb) || touches(mesh, ea[1], eb)) {
-            skips.edges |= std::uint32_t{1} << (5 * i + j);
-          }
+      for (int j = 0; j < pb.owned_edge_count; ++j) {
+        const auto& eb = mesh.edges[pb.owned_edges[j]].vertices;
+        const unsigned near_edge = near[eb[0]] | near[eb[1]];
+        for (int i = 0; i < pa.owned_edge_count; ++i) {
+          if (near_edge & edge_bits[i]) skips.edges |= std::uint32_t{1} << (5 * i + j);
         }
       }
       if (skips.points_a != 0 || skips.points_b != 0 || skips.edges != 0) skips_.push_back(skips);
     }
     skip_offsets_[a + 1] = static_cast<Index>(skips_.size());
+    for (Index w : marked) near[w] = 0;
   }
 }
 

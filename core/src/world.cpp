@@ -116,7 +116,6 @@ World::World(ClothMesh mesh, const Scene& scene)
   pull_stiffness_ = scene.pull_stiffness;
   resolve_spacing();
   bvh_ = std::make_unique<Bvh>(*mesh_, positions_);
-  solver_ = std::make_unique<Solver>(*bvh_);
   response_ = make_response(settings_.method);
 }
 
@@ -159,7 +158,7 @@ void World::set_pull_targets(const Positions& targets) {
 void World::set_rest_shape(const Positions& rest) {
   check_array(rest, mesh_->vertex_count(), "rest shape", false);
   mesh_->set_rest_positions(rest);
-  solver_->update_rest();
+  if (solver_) solver_->update_rest();
   resolve_spacing();
 }
 
@@ -235,7 +234,10 @@ void World::step() {
   stats_.stuck_contours = displacement_.stuck_contours;
   stats_.seconds.response = seconds_since(start);
 
-  // 6. Solver iterations.
+  // 6. Solver iterations. The solver is built on the first step (not timed as a stage): a world
+  // that only detects (the untangler's check of the other quad split) never pays for its
+  // constraint colouring and proximity tables.
+  if (!solver_) solver_ = std::make_unique<Solver>(*bvh_);
   start = omp_get_wtime();
   GrabTargets grab;
   if (grabbed_ != kNoIndex && grab_target_) {

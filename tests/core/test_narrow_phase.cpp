@@ -61,6 +61,34 @@ TEST(NarrowPhase, PairsEqualBruteForceOnCrumpledMeshes) {
   EXPECT_GT(total_pairs, 1000u);
 }
 
+// Two wavy sheets, not folded: each is culled, so the candidate leaf pairs (mostly between the
+// sheets) are fewer than two per leaf and only their leaves' triangles are prepared (the path of
+// the untangler's checks on almost clean states). Pairs still equal brute force, with buffers
+// that held a heavier case's triangles before.
+TEST(NarrowPhase, PairsEqualBruteForceWhenFewLeavesAreCandidates) {
+  CrumpleOptions o;
+  o.nx = o.ny = 40;
+  o.folds = 0;
+  std::size_t total_pairs = 0;
+  for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+    o.seed = seed;
+    const auto pieces = test::crumpled_pieces(o, 2);
+    const ClothMesh mesh = ClothMesh::build(pieces);
+    const Positions x = test::concatenated_positions(pieces);
+    const Bvh bvh(mesh, x);
+    ASSERT_LT(bvh.find_candidates(true).leaf_pairs.size(), 2 * mesh.leaves.size());
+    NarrowPhaseBuffers buffers;
+    const Built heavy = build_case({40, 40, 1, 3, 41});
+    const Bvh heavy_bvh(heavy.mesh, heavy.x);
+    find_intersections(heavy.mesh, heavy_bvh, heavy.x, {}, &buffers);
+    SCOPED_TRACE(::testing::Message() << "seed " << seed);
+    const auto expected = test::brute_force_pairs(mesh, x);
+    EXPECT_EQ(find_intersections(mesh, bvh, x, {}, &buffers).pairs, expected);
+    total_pairs += expected.size();
+  }
+  EXPECT_GT(total_pairs, 20u) << "the sheets should cut through each other";
+}
+
 // The same on meshes whose BVH leaves are not all quads: every third quad given as two
 // triangles (paired into leaves across other edges, or left alone; the first quad only half
 // there), and one triangle of zero

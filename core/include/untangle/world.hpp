@@ -100,7 +100,7 @@ class World {
   std::vector<Sphere> spheres_;
   std::optional<double> ground_height_;
   std::unique_ptr<Bvh> bvh_;
-  std::unique_ptr<Solver> solver_;
+  std::unique_ptr<Solver> solver_;  // built by the first step
   std::unique_ptr<Response> response_;
   Intersections intersections_;
   NarrowPhaseBuffers narrow_buffers_;  // kept across frames
