@@ -135,7 +135,6 @@ std::vector<T> bucket_sort(const std::vector<T>& items, std::size_t bucket_count
     std::uint32_t shift = 0;
     for (std::size_t r = 0; r < thread; ++r) shift += range_size[r];
     for (std::size_t b = low; b < high; ++b) begin[b + 1] += shift;
-    if (thread == 0) begin[0] = 0;
 #pragma omp barrier
     std::vector<std::uint32_t> fill(begin.begin() + low, begin.begin() + high);
     for (const T& item : items) {
