@@ -38,6 +38,10 @@ struct Settings {
   // quarter of the thickness) instead of pushed out to the thickness: it keeps the layers from
   // crossing without stretching cloth that lies crushed (the untangler's relaxation).
   bool proximity_holds_gap = false;
+  // When above 0, every iteration ends by projecting each polygon edge (not the diagonals that
+  // split a polygon) back into [1 - strain_limit, 1 + strain_limit] times its rest length
+  // (strain limiting, Provot 1995): the untangler's pushes cannot stretch the cloth beyond it.
+  double strain_limit = 0;
   int threads = 0;  // 0 = OpenMP's default
 };
 

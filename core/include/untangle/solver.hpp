@@ -90,12 +90,14 @@ class Solver {
                                              const std::vector<double>& rest,
                                              std::size_t particle_count);
   void build_proximity(const SolverInput& input, const Positions& x);
+  void limit_strain(const std::vector<double>& w, double limit, Positions& x) const;
   // Runs its colours with orphaned `omp for`: called from inside the solve's thread team.
   void project_proximity(const SolverInput& input, Positions& x, SolverOutput& output) const;
 
   const ClothMesh* mesh_;
   DistanceConstraints stretch_;
   DistanceConstraints bending_;
+  DistanceConstraints limited_;  // the polygon edges, for settings.strain_limit
   ProximitySearch proximity_search_;
   std::vector<ProximityConstraint> proximity_;
   Colouring proximity_colours_;
