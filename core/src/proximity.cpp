@@ -28,10 +28,11 @@ inline bool boxes_near(const Vec3& a0, const Vec3& a1, const Vec3& b0, const Vec
   return true;
 }
 
-// Whether vertex p is one of `vertices` or shares a polygon with one of them.
-bool touches(const ClothMesh& mesh, Index p, std::span<const Index> vertices) {
+// Whether vertex p is one of `vertices` or, with ring, shares a polygon with one of them.
+bool touches(const ClothMesh& mesh, Index p, std::span<const Index> vertices, bool ring) {
   for (Index v : vertices) {
     if (v == p) return true;
+    if (!ring) continue;
     for (Index r : mesh.vertex_ring[v]) {
       if (r == p) return true;
     }
@@ -288,23 +289,34 @@ void ProximitySearch::find_skips() {
       const LeafParts& pb = parts_[b];
       const std::span<const Index> b_vertices(pb.vertices.data(),
                                               static_cast<std::size_t>(pb.vertex_count));
-      Skips skips{b};
-      for (int i = 0; i < pa.owned_vertex_count; ++i) {
-        if (touches(mesh, pa.owned_vertices[i], b_vertices)) skips.points_a |= 1u << i;
-      }
-      for (int j = 0; j < pb.owned_vertex_count; ++j) {
-        if (touches(mesh, pb.owned_vertices[j], a_vertices)) skips.points_b |= 1u << j;
-      }
-      for (int i = 0; i < pa.owned_edge_count; ++i) {
-        const auto& ea = mesh.edges[pa.owned_edges[i]].vertices;
-        for (int j = 0; j < pb.owned_edge_count; ++j) {
-          const auto& eb = mesh.edges[pb.owned_edges[j]].vertices;
-          if (touches(mesh, ea[0], eb) || touches(mesh, ea[1], eb)) {
-            skips.edges |= std::uint32_t{1} << (5 * i + j);
+      Skips skips{b, {}, {}};
+      for (const bool ring : {true, false}) {
+        SkipMasks& masks = ring ? skips.ring : skips.shared;
+        for (int i = 0; i < pa.owned_vertex_count; ++i) {
+          if (touches(mesh, pa.owned_vertices[i], b_vertices, ring)) masks.points_a |= 1u << i;
+        }
+        for (int j = 0; j < pb.owned_vertex_count; ++j) {
+          if (touches(mesh, pb.owned_vertices[j], a_vertices, ring)) masks.points_b |= 1u << j;
+        }
+        for (int i = 0; i < pa.owned_edge_count; ++i) {
+          const auto& ea = mesh.edges[pa.owned_edges[i]].vertices;
+          for (int j = 0; j < pb.owned_edge_count; ++j) {
+            const auto& eb = mesh.edges[pb.owned_edges[j]].vertices;
+            // Two sides of one quad are neighbours under either rule (as within one leaf).
+            const bool one_leaf = (touches(mesh, eb[0], a_vertices, false) &&
+                                   touches(mesh, eb[1], a_vertices, false)) ||
+                                  (touches(mesh, ea[0], b_vertices, false) &&
+                                   touches(mesh, ea[1], b_vertices, false));
+            if (one_leaf || touches(mesh, ea[0], eb, ring) || touches(mesh, ea[1], eb, ring)) {
+              masks.edges |= std::uint32_t{1} << (5 * i + j);
+            }
           }
         }
       }
-      if (skips.points_a != 0 || skips.points_b != 0 || skips.edges != 0) skips_.push_back(skips);
+      // The ring rule skips all that the shared-vertex rule does and more.
+      if (skips.ring.points_a != 0 || skips.ring.points_b != 0 || skips.ring.edges != 0) {
+        skips_.push_back(skips);
+      }
     }
     skip_offsets_[a + 1] = static_cast<Index>(skips_.size());
   }
@@ -327,18 +339,19 @@ void ProximitySearch::refit(const Positions& x, double inflation) {
   }
 }
 
-ProximitySearch::LeafTests ProximitySearch::live_tests(Index a, Index b) const {
+ProximitySearch::LeafTests ProximitySearch::live_tests(Index a, Index b, bool ring_pairs) const {
   if (a > b) std::swap(a, b);
   const auto begin = skips_.begin() + skip_offsets_[a];
   const auto end = skips_.begin() + skip_offsets_[a + 1];
   const auto found = std::lower_bound(
       begin, end, b, [](const Skips& skips, Index leaf) { return skips.other < leaf; });
-  const Skips skips = found != end && found->other == b ? *found : Skips{b};
+  const Skips skips = found != end && found->other == b ? *found : Skips{b, {}, {}};
+  const SkipMasks& masks = ring_pairs ? skips.shared : skips.ring;
   const LeafParts& pa = parts_[a];
   const LeafParts& pb = parts_[b];
-  return {a, b, static_cast<std::uint8_t>(all_points(pa) & ~unsigned{skips.points_a}),
-          static_cast<std::uint8_t>(all_points(pb) & ~unsigned{skips.points_b}),
-          all_edge_pairs(pa, pb) & ~skips.edges};
+  return {a, b, static_cast<std::uint8_t>(all_points(pa) & ~unsigned{masks.points_a}),
+          static_cast<std::uint8_t>(all_points(pb) & ~unsigned{masks.points_b}),
+          all_edge_pairs(pa, pb) & ~masks.edges};
 }
 
 void ProximitySearch::test_leaves(const LeafTests& tests, const Positions& x, double thickness,
@@ -382,18 +395,18 @@ void ProximitySearch::children(Task task, Visit&& visit) const {
   }
 }
 
-void ProximitySearch::run(Task task, std::vector<LeafTests>& out) const {
+void ProximitySearch::run(Task task, bool ring_pairs, std::vector<LeafTests>& out) const {
   children(task, [&](Task child) {
     if (child.a == kNoIndex) {
-      const LeafTests tests = live_tests(nodes_[task.a].leaf, nodes_[task.b].leaf);
+      const LeafTests tests = live_tests(nodes_[task.a].leaf, nodes_[task.b].leaf, ring_pairs);
       if (tests.points_a != 0 || tests.points_b != 0 || tests.edges != 0) out.push_back(tests);
     } else {
-      run(child, out);
+      run(child, ring_pairs, out);
     }
   });
 }
 
-void ProximitySearch::find_leaf_pairs(const Positions& x, double inflation) {
+void ProximitySearch::find_leaf_pairs(const Positions& x, double inflation, bool ring_pairs) {
   refit(x, inflation);
   // The top of the trees unrolled breadth-first into tasks, the same on any thread count.
   const auto roots = bvh_->roots();
@@ -418,7 +431,7 @@ void ProximitySearch::find_leaf_pairs(const Positions& x, double inflation) {
   const auto task_count = static_cast<std::ptrdiff_t>(tasks_.size());
 #pragma omp parallel for schedule(dynamic, 1) if (tasks_.size() >= kParallelTasks)
   for (std::ptrdiff_t k = 0; k < task_count; ++k) {
-    run(tasks_[k], thread_leaf_tests_[static_cast<std::size_t>(omp_get_thread_num())]);
+    run(tasks_[k], ring_pairs, thread_leaf_tests_[static_cast<std::size_t>(omp_get_thread_num())]);
   }
   // In whatever order the threads found them: the pairs found in them are sorted at the end.
   leaf_tests_.clear();
@@ -427,7 +440,7 @@ void ProximitySearch::find_leaf_pairs(const Positions& x, double inflation) {
   }
 }
 
-const ProximityPairs& ProximitySearch::find(const Positions& x, double thickness) {
+const ProximityPairs& ProximitySearch::find(const Positions& x, double thickness, bool ring_pairs) {
   if (x.size() != bvh_->mesh().vertex_count()) {
     throw std::invalid_argument("ProximitySearch::find: " + std::to_string(x.size()) +
                                 " positions for a mesh of " +
@@ -437,12 +450,14 @@ const ProximityPairs& ProximitySearch::find(const Positions& x, double thickness
   result_.edge_edge.clear();
   if (!(thickness > 0)) return result_;
   const double margin = kReuseMargin * thickness;
-  if (thickness != walked_thickness_ || !moved_less_than(x, walked_positions_, margin)) {
+  if (thickness != walked_thickness_ || ring_pairs != walked_ring_pairs_ ||
+      !moved_less_than(x, walked_positions_, margin)) {
     // Two primitives closer than the thickness are closer than that along every axis; each moves
     // less than the margin until the next walk.
-    find_leaf_pairs(x, 0.5 * thickness + margin);
+    find_leaf_pairs(x, 0.5 * thickness + margin, ring_pairs);
     walked_positions_ = x;
     walked_thickness_ = thickness;
+    walked_ring_pairs_ = ring_pairs;
   }
 
   found_.resize(static_cast<std::size_t>(std::max(1, omp_get_max_threads())));

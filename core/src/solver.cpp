@@ -84,15 +84,17 @@ Vec3 apply_friction(const Vec3& velocity, const Vec3& normal, double depth, doub
 // Distance constraints grouped by colour, stored in that order so a colour is one contiguous run.
 Solver::DistanceConstraints Solver::in_colour_order(
     const std::vector<std::array<Index, 2>>& particles, const std::vector<double>& rest,
-    std::size_t particle_count) {
+    const std::vector<std::uint8_t>& diagonal, std::size_t particle_count) {
   const Colouring colouring = colour_constraints(particles, particle_count);
   DistanceConstraints out;
   out.offsets = colouring.offsets;
   out.particles.reserve(particles.size());
   out.rest.reserve(particles.size());
+  out.diagonal.reserve(particles.size());
   for (Index c : colouring.order) {
     out.particles.push_back(particles[c]);
     out.rest.push_back(rest[c]);
+    out.diagonal.push_back(diagonal.empty() ? 0 : diagonal[c]);
   }
   out.lambda.assign(particles.size(), 0);
   return out;
@@ -101,19 +103,15 @@ Solver::DistanceConstraints Solver::in_colour_order(
 Solver::Solver(const Bvh& bvh) : mesh_(&bvh.mesh()), proximity_search_(bvh) {
   const ClothMesh& mesh = *mesh_;
   const std::size_t n = mesh.vertex_count();
-  std::vector<std::array<Index, 2>> stretch, bending, limited;
-  std::vector<double> stretch_rest, bending_rest, limited_rest;
+  std::vector<std::array<Index, 2>> stretch, bending;
+  std::vector<double> stretch_rest, bending_rest;
+  std::vector<std::uint8_t> diagonal;
   for (std::size_t e = 0; e < mesh.edges.size(); ++e) {
     const MeshEdge& edge = mesh.edges[e];
     stretch.push_back(edge.vertices);
     stretch_rest.push_back(mesh.rest_edge_lengths[e]);
-    // A diagonal inside a polygon is left out: a crushed quad's may be of almost no length.
-    if (edge.triangle_count == 2 &&
-        mesh.triangle_polygon[edge.triangles[0]] == mesh.triangle_polygon[edge.triangles[1]]) {
-      continue;
-    }
-    limited.push_back(edge.vertices);
-    limited_rest.push_back(mesh.rest_edge_lengths[e]);
+    diagonal.push_back(edge.triangle_count == 2 && mesh.triangle_polygon[edge.triangles[0]] ==
+                                                       mesh.triangle_polygon[edge.triangles[1]]);
   }
   for (const MeshEdge& edge : mesh.edges) {
     if (edge.triangle_count != 2) continue;
@@ -123,9 +121,18 @@ Solver::Solver(const Bvh& bvh) : mesh_(&bvh.mesh()), proximity_search_(bvh) {
     bending.push_back({a, b});
     bending_rest.push_back((mesh.rest_positions[a] - mesh.rest_positions[b]).norm());
   }
-  stretch_ = in_colour_order(stretch, stretch_rest, n);
-  bending_ = in_colour_order(bending, bending_rest, n);
-  limited_ = in_colour_order(limited, limited_rest, n);
+  stretch_ = in_colour_order(stretch, stretch_rest, diagonal, n);
+  bending_ = in_colour_order(bending, bending_rest, {}, n);
+  // The strain limit holds the polygon edges: a crushed quad's diagonal may be of almost no
+  // length, and its ratio says nothing about the stretch of the cloth.
+  std::vector<std::array<Index, 2>> limited;
+  std::vector<double> limited_rest;
+  for (std::size_t e = 0; e < stretch.size(); ++e) {
+    if (diagonal[e]) continue;
+    limited.push_back(stretch[e]);
+    limited_rest.push_back(stretch_rest[e]);
+  }
+  limited_ = in_colour_order(limited, limited_rest, {}, n);
 }
 
 void Solver::update_rest() {
@@ -142,7 +149,8 @@ void Solver::build_proximity(const SolverInput& input, const Positions& x) {
   const ClothMesh& mesh = *mesh_;
   const std::vector<double>& w = input.inverse_mass;
   const Positions& prev = input.previous;
-  const ProximityPairs& pairs = proximity_search_.find(x, input.settings.thickness);
+  const ProximityPairs& pairs =
+      proximity_search_.find(x, input.settings.thickness, input.settings.proximity_ring_pairs);
   const double h = input.settings.thickness;
   const bool hold = input.settings.proximity_holds_gap;
   proximity_.clear();
@@ -347,8 +355,10 @@ void Solver::solve(const SolverInput& input, Positions& x, SolverOutput& output)
         const std::ptrdiff_t end = constraints.offsets[colour + 1];
 #pragma omp for schedule(static)
         for (std::ptrdiff_t k = begin; k < end; ++k) {
+          const double compliance =
+              settings.soft_diagonals && constraints.diagonal[k] ? bending_alpha : alpha;
           project_distance(x, w, constraints.particles[k][0], constraints.particles[k][1],
-                           constraints.rest[k], alpha, constraints.lambda[k], relaxation);
+                           constraints.rest[k], compliance, constraints.lambda[k], relaxation);
         }
       };
       const std::size_t stretch_colour_count = stretch_.colour_count();

@@ -232,6 +232,10 @@ UntangleReport solve(World& world, World* other, const Positions& start, const P
   settings.fade_stuck_contours = false;  // a stall raises the push instead (below)
   settings.response_strength *= options.strength_scale;
   settings.strain_limit = options.strain_limit;
+  // Crossings left in folds one quad wide are between triangles one ring apart, and the other
+  // split of the quads must solve the same cloth (see Settings).
+  settings.proximity_ring_pairs = true;
+  settings.soft_diagonals = true;
   world.set_settings(settings);
   world.set_rest_shape(rest);
   world.set_pull_targets(reference);
