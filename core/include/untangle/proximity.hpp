@@ -35,8 +35,8 @@ struct ProximityPairs {
 // them too: a point is not paired with a triangle of a leaf that holds it or shares a polygon
 // with it (ClothMesh::vertex_ring), nor an edge with an edge whose end points share a polygon.
 // With ring_pairs only what shares a vertex is left out (a point with a triangle of a leaf that
-// holds it, edges with a common end or of one leaf), as in the narrow phase: a fold one polygon wide crosses
-// between triangles one ring apart, and only such pairs can hold it open.
+// holds it, edges with a common end or of one leaf), as in the narrow phase: a fold one polygon
+// wide crosses between triangles one ring apart, and only such pairs can hold it open.
 // Parallel; the result does not depend on the thread count.
 class ProximitySearch {
  public:
