@@ -253,9 +253,10 @@ ProximitySearch::ProximitySearch(const Bvh& bvh)
 }
 
 // Only leaves that hold a vertex of a's leaf or of its ring can hold a neighbour of a's points or
-// edges: those are the candidates for b. Sharing a polygon is symmetric, so "p touches a vertex
-// of a" and "a vertex of a touches p" read the same marks: near[p] has bit k when p is a's vertex
-// k or shares a polygon with it (one pass over a's rings instead of a ring scan per test).
+// edges: those are the candidates for b. Marks instead of a ring scan per test: near[w] has bit
+// k when w is a's vertex k or shares a polygon with it (the ring rule), and bit 4 + k when w is
+// a's vertex k (the shared-vertex rule). Sharing a polygon is symmetric, so "p touches a vertex
+// of a" and "a vertex of a touches p" read the same marks.
 void ProximitySearch::find_skips() {
   const ClothMesh& mesh = bvh_->mesh();
   skip_offsets_.assign(parts_.size() + 1, 0);
@@ -264,13 +265,13 @@ void ProximitySearch::find_skips() {
   for (std::size_t a = 0; a < parts_.size(); ++a) {
     const LeafParts& pa = parts_[a];
     marked.clear();
-    auto mark = [&](Index w, int k) {
+    auto mark = [&](Index w, unsigned bits) {
       if (near[w] == 0) marked.push_back(w);
-      near[w] |= static_cast<std::uint8_t>(1u << k);
+      near[w] = static_cast<std::uint8_t>(near[w] | bits);
     };
     for (int k = 0; k < pa.vertex_count; ++k) {
-      mark(pa.vertices[k], k);
-      for (Index r : mesh.vertex_ring[pa.vertices[k]]) mark(r, k);
+      mark(pa.vertices[k], (1u << k) | (16u << k));
+      for (Index r : mesh.vertex_ring[pa.vertices[k]]) mark(r, 1u << k);
     }
     auto bit_of = [&](Index v) {  // v is a vertex of a's leaf
       unsigned bit = 0;
@@ -279,10 +280,10 @@ void ProximitySearch::find_skips() {
     };
     std::array<unsigned, 4> owned_bits{};
     for (int i = 0; i < pa.owned_vertex_count; ++i) owned_bits[i] = bit_of(pa.owned_vertices[i]);
-    std::array<unsigned, 5> edge_bits{};
+    std::array<std::array<unsigned, 2>, 5> edge_end_bits{};
     for (int i = 0; i < pa.owned_edge_count; ++i) {
       const auto& ea = mesh.edges[pa.owned_edges[i]].vertices;
-      edge_bits[i] = bit_of(ea[0]) | bit_of(ea[1]);
+      edge_end_bits[i] = {bit_of(ea[0]), bit_of(ea[1])};
     }
     others.clear();
     for (Index w : marked) {
@@ -293,23 +294,37 @@ void ProximitySearch::find_skips() {
     sort_unique(others);
     for (Index b : others) {
       const LeafParts& pb = parts_[b];
-      unsigned near_b = 0;  // the vertices of a that touch some vertex of b
+      unsigned near_b = 0;  // the vertices of a that touch (or are) some vertex of b
       for (int j = 0; j < pb.vertex_count; ++j) near_b |= near[pb.vertices[j]];
-      Skips skips{b};
-      for (int i = 0; i < pa.owned_vertex_count; ++i) {
-        if (near_b & owned_bits[i]) skips.points_a |= 1u << i;
-      }
-      for (int j = 0; j < pb.owned_vertex_count; ++j) {
-        if (near[pb.owned_vertices[j]] != 0) skips.points_b |= 1u << j;
-      }
-      for (int j = 0; j < pb.owned_edge_count; ++j) {
-        const auto& eb = mesh.edges[pb.owned_edges[j]].vertices;
-        const unsigned near_edge = near[eb[0]] | near[eb[1]];
-        for (int i = 0; i < pa.owned_edge_count; ++i) {
-          if (near_edge & edge_bits[i]) skips.edges |= std::uint32_t{1} << (5 * i + j);
+      const unsigned a_in_b = near_b >> 4;
+      Skips skips{b, {}, {}};
+      for (const bool ring : {true, false}) {
+        SkipMasks& masks = ring ? skips.ring : skips.shared;
+        const int rule = ring ? 0 : 4;
+        for (int i = 0; i < pa.owned_vertex_count; ++i) {
+          if ((near_b >> rule) & owned_bits[i]) masks.points_a |= 1u << i;
+        }
+        for (int j = 0; j < pb.owned_vertex_count; ++j) {
+          if ((near[pb.owned_vertices[j]] >> rule) & 15u) masks.points_b |= 1u << j;
+        }
+        for (int j = 0; j < pb.owned_edge_count; ++j) {
+          const auto& eb = mesh.edges[pb.owned_edges[j]].vertices;
+          const unsigned near_edge = ((near[eb[0]] | near[eb[1]]) >> rule) & 15u;
+          const bool eb_in_a = (near[eb[0]] >> 4) != 0 && (near[eb[1]] >> 4) != 0;
+          for (int i = 0; i < pa.owned_edge_count; ++i) {
+            const auto& ends = edge_end_bits[i];
+            // Two sides of one quad are neighbours under either rule (as within one leaf).
+            const bool one_leaf = eb_in_a || ((a_in_b & ends[0]) != 0 && (a_in_b & ends[1]) != 0);
+            if (one_leaf || (near_edge & (ends[0] | ends[1])) != 0) {
+              masks.edges |= std::uint32_t{1} << (5 * i + j);
+            }
+          }
         }
       }
-      if (skips.points_a != 0 || skips.points_b != 0 || skips.edges != 0) skips_.push_back(skips);
+      // The ring rule skips all that the shared-vertex rule does and more.
+      if (skips.ring.points_a != 0 || skips.ring.points_b != 0 || skips.ring.edges != 0) {
+        skips_.push_back(skips);
+      }
     }
     skip_offsets_[a + 1] = static_cast<Index>(skips_.size());
     for (Index w : marked) near[w] = 0;
@@ -333,18 +348,19 @@ void ProximitySearch::refit(const Positions& x, double inflation) {
   }
 }
 
-ProximitySearch::LeafTests ProximitySearch::live_tests(Index a, Index b) const {
+ProximitySearch::LeafTests ProximitySearch::live_tests(Index a, Index b, bool ring_pairs) const {
   if (a > b) std::swap(a, b);
   const auto begin = skips_.begin() + skip_offsets_[a];
   const auto end = skips_.begin() + skip_offsets_[a + 1];
   const auto found = std::lower_bound(
       begin, end, b, [](const Skips& skips, Index leaf) { return skips.other < leaf; });
-  const Skips skips = found != end && found->other == b ? *found : Skips{b};
+  const Skips skips = found != end && found->other == b ? *found : Skips{b, {}, {}};
+  const SkipMasks& masks = ring_pairs ? skips.shared : skips.ring;
   const LeafParts& pa = parts_[a];
   const LeafParts& pb = parts_[b];
-  return {a, b, static_cast<std::uint8_t>(all_points(pa) & ~unsigned{skips.points_a}),
-          static_cast<std::uint8_t>(all_points(pb) & ~unsigned{skips.points_b}),
-          all_edge_pairs(pa, pb) & ~skips.edges};
+  return {a, b, static_cast<std::uint8_t>(all_points(pa) & ~unsigned{masks.points_a}),
+          static_cast<std::uint8_t>(all_points(pb) & ~unsigned{masks.points_b}),
+          all_edge_pairs(pa, pb) & ~masks.edges};
 }
 
 void ProximitySearch::test_leaves(const LeafTests& tests, const Positions& x, double thickness,
@@ -388,18 +404,18 @@ void ProximitySearch::children(Task task, Visit&& visit) const {
   }
 }
 
-void ProximitySearch::run(Task task, std::vector<LeafTests>& out) const {
+void ProximitySearch::run(Task task, bool ring_pairs, std::vector<LeafTests>& out) const {
   children(task, [&](Task child) {
     if (child.a == kNoIndex) {
-      const LeafTests tests = live_tests(nodes_[task.a].leaf, nodes_[task.b].leaf);
+      const LeafTests tests = live_tests(nodes_[task.a].leaf, nodes_[task.b].leaf, ring_pairs);
       if (tests.points_a != 0 || tests.points_b != 0 || tests.edges != 0) out.push_back(tests);
     } else {
-      run(child, out);
+      run(child, ring_pairs, out);
     }
   });
 }
 
-void ProximitySearch::find_leaf_pairs(const Positions& x, double inflation) {
+void ProximitySearch::find_leaf_pairs(const Positions& x, double inflation, bool ring_pairs) {
   refit(x, inflation);
   // The top of the trees unrolled breadth-first into tasks, the same on any thread count.
   const auto roots = bvh_->roots();
@@ -424,7 +440,7 @@ void ProximitySearch::find_leaf_pairs(const Positions& x, double inflation) {
   const auto task_count = static_cast<std::ptrdiff_t>(tasks_.size());
 #pragma omp parallel for schedule(dynamic, 1) if (tasks_.size() >= kParallelTasks)
   for (std::ptrdiff_t k = 0; k < task_count; ++k) {
-    run(tasks_[k], thread_leaf_tests_[static_cast<std::size_t>(omp_get_thread_num())]);
+    run(tasks_[k], ring_pairs, thread_leaf_tests_[static_cast<std::size_t>(omp_get_thread_num())]);
   }
   // In whatever order the threads found them: the pairs found in them are sorted at the end.
   leaf_tests_.clear();
@@ -433,7 +449,7 @@ void ProximitySearch::find_leaf_pairs(const Positions& x, double inflation) {
   }
 }
 
-const ProximityPairs& ProximitySearch::find(const Positions& x, double thickness) {
+const ProximityPairs& ProximitySearch::find(const Positions& x, double thickness, bool ring_pairs) {
   if (x.size() != bvh_->mesh().vertex_count()) {
     throw std::invalid_argument("ProximitySearch::find: " + std::to_string(x.size()) +
                                 " positions for a mesh of " +
@@ -443,12 +459,14 @@ const ProximityPairs& ProximitySearch::find(const Positions& x, double thickness
   result_.edge_edge.clear();
   if (!(thickness > 0)) return result_;
   const double margin = kReuseMargin * thickness;
-  if (thickness != walked_thickness_ || !moved_less_than(x, walked_positions_, margin)) {
+  if (thickness != walked_thickness_ || ring_pairs != walked_ring_pairs_ ||
+      !moved_less_than(x, walked_positions_, margin)) {
     // Two primitives closer than the thickness are closer than that along every axis; each moves
     // less than the margin until the next walk.
-    find_leaf_pairs(x, 0.5 * thickness + margin);
+    find_leaf_pairs(x, 0.5 * thickness + margin, ring_pairs);
     walked_positions_ = x;
     walked_thickness_ = thickness;
+    walked_ring_pairs_ = ring_pairs;
   }
 
   found_.resize(static_cast<std::size_t>(std::max(1, omp_get_max_threads())));

@@ -21,6 +21,15 @@ constexpr std::size_t kParallelProximity = 1024;
 constexpr double kMinimumGap = 0.25;
 
 constexpr int kStretchSweeps = 1;
+
+// The strain limit's Gauss-Seidel sweeps at the end of each iteration: one left the 3,600-vertex
+// sphere tangle at 6 pairs, three at 1 (the pushes of one iteration pile up where layers cross).
+constexpr int kLimitSweeps = 3;
+
+// The strain limit's sweeps after a frame's iterations: at most this many, until no edge is more
+// than kLimitTolerance beyond the limit.
+constexpr int kFinalLimitSweeps = 1000;
+constexpr double kLimitTolerance = 1e-4;
 constexpr double kStretchRelaxation = 1.0;
 
 Index opposite_vertex(const std::array<Index, 3>& triangle, const std::array<Index, 2>& edge) {
@@ -45,6 +54,22 @@ inline void project_distance(Positions& x, const std::vector<double>& w, Index a
   x[b] += w[b] * delta_lambda * n;
 }
 
+// Strain limiting: moves a and b apart or together (by their inverse masses) until their
+// distance is within [low, high].
+inline void limit_distance(Positions& x, const std::vector<double>& w, Index a, Index b, double low,
+                           double high) {
+  const double weight = w[a] + w[b];
+  if (weight <= 0) return;
+  const Vec3 d = x[b] - x[a];
+  const double length = d.norm();
+  if (length < 1e-12) return;
+  const double target = std::clamp(length, low, high);
+  if (target == length) return;
+  const Vec3 n = d * ((length - target) / (length * weight));
+  x[a] += w[a] * n;
+  x[b] -= w[b] * n;
+}
+
 }  // namespace
 
 Vec3 apply_friction(const Vec3& velocity, const Vec3& normal, double depth, double friction,
@@ -59,15 +84,17 @@ Vec3 apply_friction(const Vec3& velocity, const Vec3& normal, double depth, doub
 // Distance constraints grouped by colour, stored in that order so a colour is one contiguous run.
 Solver::DistanceConstraints Solver::in_colour_order(
     const std::vector<std::array<Index, 2>>& particles, const std::vector<double>& rest,
-    std::size_t particle_count) {
+    const std::vector<std::uint8_t>& diagonal, std::size_t particle_count) {
   const Colouring colouring = colour_constraints(particles, particle_count);
   DistanceConstraints out;
   out.offsets = colouring.offsets;
   out.particles.reserve(particles.size());
   out.rest.reserve(particles.size());
+  out.diagonal.reserve(particles.size());
   for (Index c : colouring.order) {
     out.particles.push_back(particles[c]);
     out.rest.push_back(rest[c]);
+    out.diagonal.push_back(diagonal.empty() ? 0 : diagonal[c]);
   }
   out.lambda.assign(particles.size(), 0);
   return out;
@@ -78,9 +105,13 @@ Solver::Solver(const Bvh& bvh) : mesh_(&bvh.mesh()), proximity_search_(bvh) {
   const std::size_t n = mesh.vertex_count();
   std::vector<std::array<Index, 2>> stretch, bending;
   std::vector<double> stretch_rest, bending_rest;
+  std::vector<std::uint8_t> diagonal;
   for (std::size_t e = 0; e < mesh.edges.size(); ++e) {
-    stretch.push_back(mesh.edges[e].vertices);
+    const MeshEdge& edge = mesh.edges[e];
+    stretch.push_back(edge.vertices);
     stretch_rest.push_back(mesh.rest_edge_lengths[e]);
+    diagonal.push_back(edge.triangle_count == 2 && mesh.triangle_polygon[edge.triangles[0]] ==
+                                                       mesh.triangle_polygon[edge.triangles[1]]);
   }
   for (const MeshEdge& edge : mesh.edges) {
     if (edge.triangle_count != 2) continue;
@@ -90,13 +121,23 @@ Solver::Solver(const Bvh& bvh) : mesh_(&bvh.mesh()), proximity_search_(bvh) {
     bending.push_back({a, b});
     bending_rest.push_back((mesh.rest_positions[a] - mesh.rest_positions[b]).norm());
   }
-  stretch_ = in_colour_order(stretch, stretch_rest, n);
-  bending_ = in_colour_order(bending, bending_rest, n);
+  stretch_ = in_colour_order(stretch, stretch_rest, diagonal, n);
+  bending_ = in_colour_order(bending, bending_rest, {}, n);
+  // The strain limit holds the polygon edges: a crushed quad's diagonal may be of almost no
+  // length, and its ratio says nothing about the stretch of the cloth.
+  std::vector<std::array<Index, 2>> limited;
+  std::vector<double> limited_rest;
+  for (std::size_t e = 0; e < stretch.size(); ++e) {
+    if (diagonal[e]) continue;
+    limited.push_back(stretch[e]);
+    limited_rest.push_back(stretch_rest[e]);
+  }
+  limited_ = in_colour_order(limited, limited_rest, {}, n);
 }
 
 void Solver::update_rest() {
   const Positions& rest = mesh_->rest_positions;
-  for (DistanceConstraints* constraints : {&stretch_, &bending_}) {
+  for (DistanceConstraints* constraints : {&stretch_, &bending_, &limited_}) {
     for (std::size_t k = 0; k < constraints->particles.size(); ++k) {
       const auto& [a, b] = constraints->particles[k];
       constraints->rest[k] = (rest[a] - rest[b]).norm();
@@ -108,7 +149,8 @@ void Solver::build_proximity(const SolverInput& input, const Positions& x) {
   const ClothMesh& mesh = *mesh_;
   const std::vector<double>& w = input.inverse_mass;
   const Positions& prev = input.previous;
-  const ProximityPairs& pairs = proximity_search_.find(x, input.settings.thickness);
+  const ProximityPairs& pairs =
+      proximity_search_.find(x, input.settings.thickness, input.settings.proximity_ring_pairs);
   const double h = input.settings.thickness;
   const bool hold = input.settings.proximity_holds_gap;
   proximity_.clear();
@@ -263,6 +305,7 @@ void Solver::solve(const SolverInput& input, Positions& x, SolverOutput& output)
   const double stretch_alpha = settings.stretch_compliance / dt2;
   const double bending_alpha = settings.bending_compliance / dt2;
   const double margin = settings.thickness;
+  const double limit = settings.strain_limit;
 
   output.momentum_free.assign(x.size(), Vec3::Zero());
   output.proximity.assign(x.size(), Vec3::Zero());
@@ -312,8 +355,10 @@ void Solver::solve(const SolverInput& input, Positions& x, SolverOutput& output)
         const std::ptrdiff_t end = constraints.offsets[colour + 1];
 #pragma omp for schedule(static)
         for (std::ptrdiff_t k = begin; k < end; ++k) {
+          const double compliance =
+              settings.soft_diagonals && constraints.diagonal[k] ? bending_alpha : alpha;
           project_distance(x, w, constraints.particles[k][0], constraints.particles[k][1],
-                           constraints.rest[k], alpha, constraints.lambda[k], relaxation);
+                           constraints.rest[k], compliance, constraints.lambda[k], relaxation);
         }
       };
       const std::size_t stretch_colour_count = stretch_.colour_count();
@@ -355,6 +400,9 @@ void Solver::solve(const SolverInput& input, Positions& x, SolverOutput& output)
         }
       }
       if (proximity) project_proximity(input, x, output);
+      if (limit > 0) {
+        for (int sweep = 0; sweep < kLimitSweeps; ++sweep) limit_strain(w, limit, x);
+      }
 
 #pragma omp for schedule(static)
       for (std::ptrdiff_t i = 0; i < n; ++i) {
@@ -379,6 +427,40 @@ void Solver::solve(const SolverInput& input, Positions& x, SolverOutput& output)
           }
         }
       }
+    }
+  }
+  // The iterations' sweeps leave some edges beyond the limit where pushes pile up: more sweeps
+  // until none is (within a rounding margin), so the frame's result keeps the limit.
+  if (limit > 0) {
+    for (int sweep = 0; sweep < kFinalLimitSweeps; ++sweep) {
+      double excess = 0;
+#pragma omp parallel if (parallel)
+      {
+        limit_strain(w, limit, x);
+#pragma omp for schedule(static) reduction(max : excess)
+        for (std::ptrdiff_t k = 0; k < static_cast<std::ptrdiff_t>(limited_.rest.size()); ++k) {
+          const auto& [a, b] = limited_.particles[k];
+          const double rest = limited_.rest[k];
+          if (rest > 0)
+            excess = std::max(excess, std::abs((x[b] - x[a]).norm() / rest - 1) - limit);
+        }
+      }
+      if (excess <= kLimitTolerance) break;
+    }
+  }
+}
+
+// One Gauss-Seidel sweep of the strain limit over the polygon edges, colour by colour (called
+// from inside a thread team).
+void Solver::limit_strain(const std::vector<double>& w, double limit, Positions& x) const {
+  for (std::size_t colour = 0; colour < limited_.colour_count(); ++colour) {
+    const std::ptrdiff_t begin = limited_.offsets[colour];
+    const std::ptrdiff_t end = limited_.offsets[colour + 1];
+#pragma omp for schedule(static)
+    for (std::ptrdiff_t k = begin; k < end; ++k) {
+      const double rest = limited_.rest[k];
+      limit_distance(x, w, limited_.particles[k][0], limited_.particles[k][1], (1 - limit) * rest,
+                     (1 + limit) * rest);
     }
   }
 }

@@ -70,6 +70,10 @@ void check_options(const ClothMesh& mesh, const UntangleOptions& options) {
     throw std::invalid_argument("max_strength_scale must be in [strength_scale, 10], got " +
                                 std::to_string(options.max_strength_scale));
   }
+  if (!(options.strain_limit >= 0 && options.strain_limit <= 1)) {
+    throw std::invalid_argument("strain_limit must be in [0, 1], got " +
+                                std::to_string(options.strain_limit));
+  }
   if (options.stall_iterations < 1) {
     throw std::invalid_argument("stall_iterations must be >= 1, got " +
                                 std::to_string(options.stall_iterations));
@@ -227,6 +231,11 @@ UntangleReport solve(World& world, World* other, const Positions& start, const P
   settings.gravity = Vec3::Zero();
   settings.fade_stuck_contours = false;  // a stall raises the push instead (below)
   settings.response_strength *= options.strength_scale;
+  settings.strain_limit = options.strain_limit;
+  // Crossings left in folds one quad wide are between triangles one ring apart, and the other
+  // split of the quads must solve the same cloth (see Settings).
+  settings.proximity_ring_pairs = true;
+  settings.soft_diagonals = true;
   world.set_settings(settings);
   world.set_rest_shape(rest);
   world.set_pull_targets(reference);

@@ -63,10 +63,13 @@ TEST(Proximity, ClosestPointsOfSegmentsMatchSampling) {
 }
 
 // The rule of ProximitySearch, written out plainly: topological neighbours (sharing a
-// polygon with a vertex of the triangle's leaf, or of the other edge) are not pairs.
-bool near_in_mesh(const ClothMesh& mesh, Index p, std::span<const Index> vertices) {
+// polygon with a vertex of the triangle's leaf, or of the other edge; with ring_pairs only being
+// one of them) are not pairs.
+bool near_in_mesh(const ClothMesh& mesh, Index p, std::span<const Index> vertices,
+                  bool ring_pairs) {
   for (Index v : vertices) {
     if (v == p) return true;
+    if (ring_pairs) continue;
     for (Index r : mesh.vertex_ring[v]) {
       if (r == p) return true;
     }
@@ -74,7 +77,25 @@ bool near_in_mesh(const ClothMesh& mesh, Index p, std::span<const Index> vertice
   return false;
 }
 
-ProximityPairs all_pairs(const ClothMesh& mesh, const Positions& x, double h) {
+// Whether one BVH leaf holds all four ends of two edges (two sides of one quad).
+bool in_one_leaf(const ClothMesh& mesh, const std::array<Index, 2>& a,
+                 const std::array<Index, 2>& b) {
+  for (Index t : mesh.vertex_triangles[a[0]]) {
+    std::vector<Index> leaf_vertices;
+    for (Index lt : mesh.leaves[mesh.triangle_leaf[t]]) {
+      if (lt == kNoIndex) continue;
+      for (Index v : mesh.triangles[lt]) leaf_vertices.push_back(v);
+    }
+    const auto held = [&](Index v) {
+      return std::find(leaf_vertices.begin(), leaf_vertices.end(), v) != leaf_vertices.end();
+    };
+    if (held(a[1]) && held(b[0]) && held(b[1])) return true;
+  }
+  return false;
+}
+
+ProximityPairs all_pairs(const ClothMesh& mesh, const Positions& x, double h,
+                         bool ring_pairs = false) {
   ProximityPairs pairs;
   for (Index t = 0; t < mesh.triangle_count(); ++t) {
     if (!mesh.triangle_detectable[t]) continue;
@@ -85,7 +106,7 @@ ProximityPairs all_pairs(const ClothMesh& mesh, const Positions& x, double h) {
     }
     const auto& c = mesh.triangles[t];
     for (Index p = 0; p < mesh.vertex_count(); ++p) {
-      if (near_in_mesh(mesh, p, leaf_vertices)) continue;
+      if (near_in_mesh(mesh, p, leaf_vertices, ring_pairs)) continue;
       Vec3 bary;
       if ((x[p] - closest_point_on_triangle(x[p], x[c[0]], x[c[1]], x[c[2]], bary)).norm() < h) {
         pairs.point_triangle.push_back({p, t});
@@ -96,7 +117,10 @@ ProximityPairs all_pairs(const ClothMesh& mesh, const Positions& x, double h) {
     for (Index f = e + 1; f < mesh.edges.size(); ++f) {
       const auto& a = mesh.edges[e].vertices;
       const auto& b = mesh.edges[f].vertices;
-      if (near_in_mesh(mesh, a[0], b) || near_in_mesh(mesh, a[1], b)) continue;
+      if (near_in_mesh(mesh, a[0], b, ring_pairs) || near_in_mesh(mesh, a[1], b, ring_pairs) ||
+          in_one_leaf(mesh, a, b)) {
+        continue;
+      }
       double s, t;
       closest_points_of_segments(x[a[0]], x[a[1]], x[b[0]], x[b[1]], s, t);
       if (s <= 0 || s >= 1 || t <= 0 || t >= 1) continue;
@@ -109,11 +133,12 @@ ProximityPairs all_pairs(const ClothMesh& mesh, const Positions& x, double h) {
   return pairs;
 }
 
-void expect_same_pairs(const ClothMesh& mesh, const Positions& x, double h) {
+void expect_same_pairs(const ClothMesh& mesh, const Positions& x, double h,
+                       bool ring_pairs = false) {
   const Bvh bvh(mesh, x);
   ProximitySearch search(bvh);
-  const ProximityPairs found = search.find(x, h);
-  const ProximityPairs expected = all_pairs(mesh, x, h);
+  const ProximityPairs found = search.find(x, h, ring_pairs);
+  const ProximityPairs expected = all_pairs(mesh, x, h, ring_pairs);
   EXPECT_EQ(found.point_triangle, expected.point_triangle);
   EXPECT_EQ(found.edge_edge, expected.edge_edge);
 }
@@ -145,7 +170,31 @@ TEST(Proximity, CrumpledSheetsMatchTheAllPairsSearch) {
     const ClothMesh mesh = ClothMesh::build(pieces);
     SCOPED_TRACE(seed);
     expect_same_pairs(mesh, mesh.rest_positions, 0.05);
+    expect_same_pairs(mesh, mesh.rest_positions, 0.05, true);
   }
+}
+
+// A strip of quads folded flat over one of its edges: the quad on each side of the fold is
+// 0.2 spacings from the other. They share a polygon's vertices (the fold edge) but no vertex of
+// the far triangles, so only ring_pairs pairs them; one search object answers both rules in turn.
+TEST(Proximity, RingPairsHoldAFoldOneQuadWide) {
+  PolygonMesh strip = test::grid(2, 1, 0.1);
+  // Column 2 (vertices 2 and 5) folded back over column 1 to lie 0.02 above column 0.
+  strip.positions[2] = Vec3(0.0, 0.0, 0.02);
+  strip.positions[5] = Vec3(0.0, 0.1, 0.02);
+  const ClothMesh mesh = ClothMesh::build(std::vector{strip});
+  const Positions x = mesh.rest_positions;
+  const double h = 0.05;
+  const Bvh bvh(mesh, x);
+  ProximitySearch search(bvh);
+  EXPECT_EQ(search.find(x, h).size(), 0u);
+  const ProximityPairs ring = search.find(x, h, true);
+  EXPECT_GT(ring.point_triangle.size(), 0u);
+  for (const PointTrianglePair& pair : ring.point_triangle) {
+    EXPECT_TRUE(pair.point == 0 || pair.point == 3 || pair.point == 2 || pair.point == 5);
+  }
+  EXPECT_EQ(ring.point_triangle, all_pairs(mesh, x, h, true).point_triangle);
+  EXPECT_EQ(search.find(x, h).size(), 0u);
 }
 
 // One search object, kept as the solver keeps it: after moves smaller than its margin it tests the

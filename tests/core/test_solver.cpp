@@ -1,9 +1,12 @@
 // Solver: the colouring lets no two constraints of one colour share a particle; friction follows
 // Coulomb's law; a cloth hanging from pins keeps its pins exactly, sags along gravity and stays
-// close to its rest lengths; a sheet sliding on the ground stops after the Coulomb distance.
+// close to its rest lengths; a sheet sliding on the ground stops after the Coulomb distance; the
+// strain limit keeps a sheet pulled apart within it; with soft diagonals both splits of a quad
+// solve alike.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <random>
 #include <set>
 
@@ -156,6 +159,88 @@ TEST(Solver, HoldingTheGapNeitherPushesCrushedLayersApartNorLetsThemCross) {
   EXPECT_NEAR(lowest_height_after(true, 0), gap, 1e-6);
   EXPECT_NEAR(lowest_height_after(true, 0.5), gap, 1e-6);
   EXPECT_LT(lowest_height_after(true, 0.0) + 1e-9, h);
+}
+
+// A 30 x 30 sheet whose corner rows are pulled hard away from each other and one corner through
+// the sheet: without a limit its sides stretch far; with strain_limit every side (not the quad
+// diagonals), measured here on the grid itself, stays within the limit; the same for one and two
+// threads (900 particles: the solver runs in parallel).
+TEST(Solver, StrainLimitKeepsEverySideOfAPulledSheetWithinTheLimit) {
+  constexpr int kQuads = 30, kSide = kQuads + 1;
+  constexpr double kSpacing = 0.1, kLimit = 0.03;
+  auto pulled = [&](double limit, int threads) {
+    Scene scene;
+    scene.pieces.push_back(test::grid(kQuads, kQuads, kSpacing));
+    scene.settings.untangle = false;
+    scene.settings.gravity = Vec3::Zero();
+    scene.settings.strain_limit = limit;
+    scene.settings.threads = threads;
+    World world(scene);
+    Positions targets = world.positions();
+    for (int i = 0; i < kSide; ++i) {
+      targets[i].y() -= 0.3;
+      targets[kQuads * kSide + i].y() += 0.3;
+    }
+    targets[kSide * kSide - 1].z() -= 0.5;
+    world.set_pull_targets(targets);
+    world.set_pull_stiffness(0.9);
+    for (int frame = 0; frame < 5; ++frame) world.step();
+    return world.positions();
+  };
+  auto worst_side_strain = [&](const Positions& x) {
+    double worst = 0;
+    for (int j = 0; j < kSide; ++j) {
+      for (int i = 0; i < kSide; ++i) {
+        const int v = i + j * kSide;
+        if (i + 1 < kSide)
+          worst = std::max(worst, std::abs((x[v + 1] - x[v]).norm() / kSpacing - 1));
+        if (j + 1 < kSide) {
+          worst = std::max(worst, std::abs((x[v + kSide] - x[v]).norm() / kSpacing - 1));
+        }
+      }
+    }
+    return worst;
+  };
+  EXPECT_GT(worst_side_strain(pulled(0, 1)), 0.1);
+  const Positions one = pulled(kLimit, 1);
+  EXPECT_LE(worst_side_strain(one), kLimit + 1e-4);
+  EXPECT_EQ(one, pulled(kLimit, 2));
+}
+
+// A unit square quad crushed along one diagonal (the other one 0.5 long instead of sqrt(2)),
+// solved for a frame on its two splits (fans from corner 0 and from corner 1): each split has
+// one diagonal as stretch and the other as bending, so the two results differ; with
+// soft_diagonals both diagonals get the bending compliance on both splits and the results
+// nearly agree. Measured on the positions.
+TEST(Solver, SoftDiagonalsMakeBothSplitsOfAQuadSolveTheSameCloth) {
+  auto split_difference = [](bool soft) {
+    const double d = 0.25 / std::sqrt(2.0);  // half of 0.5 along each axis
+    const Positions crushed{Vec3(0, 0, 0), Vec3(0.5 + d, 0.5 - d, 0.6), Vec3(0.5 - d, 0.5 + d, 0.6),
+                            Vec3(1, 1, 0)};
+    std::array<Positions, 2> results;
+    for (int first = 0; first < 2; ++first) {
+      Scene scene;
+      PolygonMesh quad = test::grid(1, 1, 1.0);
+      quad.face_indices =
+          first == 0 ? std::vector<Index>{0, 1, 3, 2} : std::vector<Index>{1, 3, 2, 0};
+      scene.pieces.push_back(quad);
+      scene.settings.untangle = false;
+      scene.settings.gravity = Vec3::Zero();
+      scene.settings.soft_diagonals = soft;
+      scene.initial_positions = crushed;
+      World world(scene);
+      world.step();
+      results[first] = world.positions();
+    }
+    double difference = 0;
+    for (int v = 0; v < 4; ++v) {
+      difference = std::max(difference, (results[0][v] - results[1][v]).norm());
+    }
+    return difference;
+  };
+  const double stiff = split_difference(false);
+  EXPECT_GT(stiff, 0.05);
+  EXPECT_LT(split_difference(true), 0.25 * stiff);
 }
 
 }  // namespace

@@ -34,6 +34,9 @@ struct ProximityPairs {
 // Topological neighbours are left out, as bending keeps them apart and the narrow phase skips
 // them too: a point is not paired with a triangle of a leaf that holds it or shares a polygon
 // with it (ClothMesh::vertex_ring), nor an edge with an edge whose end points share a polygon.
+// With ring_pairs only what shares a vertex is left out (a point with a triangle of a leaf that
+// holds it, edges with a common end or of one leaf), as in the narrow phase: a fold one polygon
+// wide crosses between triangles one ring apart, and only such pairs can hold it open.
 // Parallel; the result does not depend on the thread count.
 class ProximitySearch {
  public:
@@ -51,7 +54,7 @@ class ProximitySearch {
   explicit ProximitySearch(const Bvh& bvh);
 
   // Pairs closer than `thickness` at `positions`; valid until the next call.
-  const ProximityPairs& find(const Positions& positions, double thickness);
+  const ProximityPairs& find(const Positions& positions, double thickness, bool ring_pairs = false);
 
  private:
   struct Task {
@@ -60,13 +63,19 @@ class ProximitySearch {
   struct Node {
     Index left, right, leaf;  // as in BvhNode, without the volume: the walk reads only these
   };
-  // A leaf pair (a < b) with topological neighbours between them: the tests the neighbour rule
-  // skips. Bit i of points_a: owned vertex i of a; of points_b: owned vertex j of b; bit 5 i + j
-  // of edges: owned edge i of a with owned edge j of b. A pair not listed skips nothing.
-  struct Skips {
-    Index other = kNoIndex;  // b
+  // The tests of a leaf pair (a < b) that a neighbour rule skips. Bit i of points_a: owned
+  // vertex i of a; of points_b: owned vertex j of b; bit 5 i + j of edges: owned edge i of a
+  // with owned edge j of b.
+  struct SkipMasks {
     std::uint8_t points_a = 0, points_b = 0;
     std::uint32_t edges = 0;
+  };
+  // A leaf pair with topological neighbours between them, under either rule. A pair not listed
+  // skips nothing.
+  struct Skips {
+    Index other = kNoIndex;  // b
+    SkipMasks ring;          // sharing a polygon
+    SkipMasks shared;        // sharing a vertex (ring_pairs)
   };
   // The tests of a leaf pair (a < b) that the neighbour rule keeps, as bits like those of Skips.
   struct LeafTests {
@@ -79,11 +88,11 @@ class ProximitySearch {
   void refit(const Positions& x, double inflation);
   // The tests of the leaf pairs whose volumes, inflated by `inflation`, overlap at x: into
   // leaf_tests_.
-  void find_leaf_pairs(const Positions& x, double inflation);
+  void find_leaf_pairs(const Positions& x, double inflation, bool ring_pairs);
   template <typename Visit>
   void children(Task task, Visit&& visit) const;
-  LeafTests live_tests(Index a, Index b) const;
-  void run(Task task, std::vector<LeafTests>& out) const;
+  LeafTests live_tests(Index a, Index b, bool ring_pairs) const;
+  void run(Task task, bool ring_pairs, std::vector<LeafTests>& out) const;
   void test_leaves(const LeafTests& tests, const Positions& x, double thickness,
                    ProximityPairs& out) const;
 
@@ -94,10 +103,11 @@ class ProximitySearch {
   std::vector<Index> skip_offsets_;  // the Skips of leaf a: skips_[offsets[a] .. offsets[a + 1])
   std::vector<Skips> skips_;         // by a, then by b
   // The tests of the leaf pairs of the last walk of the trees, at walked_positions_, for
-  // walked_thickness_.
+  // walked_thickness_ and walked_ring_pairs_.
   std::vector<LeafTests> leaf_tests_;  // of the pairs with any
   Positions walked_positions_;
   double walked_thickness_ = 0;
+  bool walked_ring_pairs_ = false;
   // Kept between calls, so a search allocates nothing once warm.
   std::vector<Task> tasks_, next_tasks_;
   std::vector<std::vector<LeafTests>> thread_leaf_tests_;

@@ -38,6 +38,19 @@ struct Settings {
   // quarter of the thickness) instead of pushed out to the thickness: it keeps the layers from
   // crossing without stretching cloth that lies crushed (the untangler's relaxation).
   bool proximity_holds_gap = false;
+  // When above 0, every iteration ends by projecting each polygon edge (not the diagonals that
+  // split a polygon) back into [1 - strain_limit, 1 + strain_limit] times its rest length
+  // (strain limiting, Provot 1995): the untangler's pushes cannot stretch the cloth beyond it.
+  double strain_limit = 0;
+  // Proximity pairs also between primitives that share a polygon but no vertex (see
+  // ProximitySearch): the untangler holds folds one polygon wide open with them.
+  bool proximity_ring_pairs = false;
+  // The diagonals that split polygons into triangles get the bending compliance instead of the
+  // stretch one. The untangler runs frames on both splits of each quad, and each split has its
+  // own diagonal as a stretch constraint and the other as a bending one: with both soft the two
+  // splits solve the same cloth (a stiff diagonal snapped a quad crushed along it back in one
+  // frame of the other split, and brought back a hundred pairs).
+  bool soft_diagonals = false;
   int threads = 0;  // 0 = OpenMP's default
 };
 

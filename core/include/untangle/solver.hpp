@@ -82,20 +82,25 @@ class Solver {
     std::vector<std::array<Index, 2>> particles;
     std::vector<double> rest;
     std::vector<double> lambda;
+    std::vector<std::uint8_t> diagonal;  // 1: splits a polygon (Settings::soft_diagonals)
     std::vector<Index> offsets;
     std::size_t colour_count() const { return offsets.empty() ? 0 : offsets.size() - 1; }
   };
 
+  // diagonal: per constraint, or empty for none.
   static DistanceConstraints in_colour_order(const std::vector<std::array<Index, 2>>& particles,
                                              const std::vector<double>& rest,
+                                             const std::vector<std::uint8_t>& diagonal,
                                              std::size_t particle_count);
   void build_proximity(const SolverInput& input, const Positions& x);
+  void limit_strain(const std::vector<double>& w, double limit, Positions& x) const;
   // Runs its colours with orphaned `omp for`: called from inside the solve's thread team.
   void project_proximity(const SolverInput& input, Positions& x, SolverOutput& output) const;
 
   const ClothMesh* mesh_;
   DistanceConstraints stretch_;
   DistanceConstraints bending_;
+  DistanceConstraints limited_;  // the polygon edges, for settings.strain_limit
   ProximitySearch proximity_search_;
   std::vector<ProximityConstraint> proximity_;
   Colouring proximity_colours_;

@@ -34,6 +34,10 @@ struct UntangleOptions {
   // With ICM: once the strongest push stalls too, go on with Ye's method (see untangler.cpp).
   bool fall_back_to_ye = true;
   double relax_strain = 0.02;
+  // Every solver iteration ends by bringing each polygon edge back within this strain of its rest
+  // length (Settings::strain_limit): the pushes of a deep tangle cannot stretch the cloth beyond
+  // it, they have to bend it instead. 0 = off.
+  double strain_limit = 0.045;
 };
 
 struct UntangleReport {
