@@ -40,6 +40,10 @@ int run_bake(CommandArgs args) {
           "--max-iterations", "N",
           "iterations per frame at most (default " + std::to_string(options.max_iterations) + ")",
           &options.max_iterations, 1, 1000000)
+      .option("--strain-limit", "S",
+              "largest edge strain against the input while untangling, 0 = none\n"
+              "(default 0.045)",
+              &options.strain_limit, 0, 1)
       .option("--threads", "N", "OpenMP threads (0 = default); results do not depend on it",
               &threads, 0, 1024)
       .flag("--json", "print one JSON object instead of text", &json)

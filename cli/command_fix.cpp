@@ -31,6 +31,10 @@ int run_fix(CommandArgs args) {
           "--max-iterations", "N",
           "pipeline iterations at most (default " + std::to_string(options.max_iterations) + ")",
           &options.max_iterations, 1, 1000000)
+      .option("--strain-limit", "S",
+              "largest edge strain against the input while untangling, 0 = none\n"
+              "(default 0.045)",
+              &options.strain_limit, 0, 1)
       .option("--method", "M", "icm (default), kikuchi, ye or buffet", &method)
       .option("--strength", "S", "response strength (h0 = S * mean edge length; default 1)",
               &strength, 0, 1000)

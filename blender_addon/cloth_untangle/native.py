@@ -145,6 +145,7 @@ class _UtUntangleOptions(Structure):
         ("pull_stiffness", c_double),
         ("independent", c_int32),
         ("reserved", c_int32),
+        ("strain_limit", c_double),
     ]
 
 
@@ -954,7 +955,12 @@ class _ProgressBridge:
             raise error
 
 
-def _options(max_iterations: int, independent: bool = False, pull_stiffness: Optional[float] = None):
+def _options(
+    max_iterations: int,
+    independent: bool = False,
+    pull_stiffness: Optional[float] = None,
+    strain_limit: Optional[float] = None,
+):
     lib = load()
     options = _UtUntangleOptions()
     lib.check(lib.ut_untangle_options_init(byref(options), ctypes.sizeof(_UtUntangleOptions)))
@@ -964,6 +970,8 @@ def _options(max_iterations: int, independent: bool = False, pull_stiffness: Opt
     options.independent = 1 if independent else 0
     if pull_stiffness is not None:
         options.pull_stiffness = float(pull_stiffness)
+    if strain_limit is not None:
+        options.strain_limit = float(strain_limit)
     return options
 
 
@@ -984,12 +992,15 @@ def untangle(
     rest: Optional[Sequence[np.ndarray]] = None,
     progress: Optional[Callable] = None,
     pull_stiffness: Optional[float] = None,
+    strain_limit: Optional[float] = None,
 ) -> tuple:
     """Untangles one state of the pieces. Returns (new positions per piece, report dict); the
     inputs are not modified. progress(iteration, max_iterations, pairs) returning False cancels:
-    the call then returns normally with report["cancelled"] True and the state reached."""
+    the call then returns normally with report["cancelled"] True and the state reached.
+    strain_limit: the most any edge may stretch or shrink against the input while untangling
+    (None: the library's default, 0.045; 0: no limit)."""
     lib = load()
-    options = _options(max_iterations, pull_stiffness=pull_stiffness)
+    options = _options(max_iterations, pull_stiffness=pull_stiffness, strain_limit=strain_limit)
     c_settings = _c_settings(settings)
     with _Scene(pieces) as scene:
         n = scene.vertex_count
@@ -1028,12 +1039,13 @@ def untangle_sequence(
     max_iterations: int = 300,
     progress: Optional[Callable] = None,
     pull_stiffness: Optional[float] = None,
+    strain_limit: Optional[float] = None,
 ) -> tuple:
     """Untangles every frame of (F, n_total, 3) positions over all pieces in order (the pieces
     give the topology; their positions are ignored). Returns ((F_done, n_total, 3) float32, one
     report dict per finished frame). progress(frame, frames, pairs) returning False cancels."""
     lib = load()
-    options = _options(max_iterations, independent, pull_stiffness)
+    options = _options(max_iterations, independent, pull_stiffness, strain_limit)
     c_settings = _c_settings(settings)
     frames_array = np.asarray(frames)
     if frames_array.ndim == 2 and frames_array.shape[1] % 3 == 0:

@@ -321,6 +321,9 @@ typedef struct UtUntangleOptions {
   int32_t independent;    /* sequence only: 1 = every frame on its own; default 0 (each frame
                              starts from the previous frame's correction) */
   int32_t reserved;       /* 0 */
+  double strain_limit;    /* every polygon edge is kept within this strain of its input length
+                             while untangling (strain limiting), in [0, 1]; 0 = no limit;
+                             default 0.045 (added in struct size 32) */
 } UtUntangleOptions;
 
 UT_API UtStatus ut_untangle_options_init(UtUntangleOptions* options, size_t struct_size);

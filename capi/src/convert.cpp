@@ -43,7 +43,7 @@ std::size_t options_prefix(std::size_t size) {
   return covered_prefix<UtUntangleOptions>(
       size, &UtUntangleOptions::struct_size, &UtUntangleOptions::max_iterations,
       &UtUntangleOptions::pull_stiffness, &UtUntangleOptions::independent,
-      &UtUntangleOptions::reserved);
+      &UtUntangleOptions::reserved, &UtUntangleOptions::strain_limit);
 }
 
 std::size_t report_prefix(std::size_t size) {
@@ -221,12 +221,18 @@ UntangleOptions options_from_c(const UtUntangleOptions* options, bool* independe
     message << "options.pull_stiffness must be in [0, 1], got " << full.pull_stiffness;
     throw std::invalid_argument(message.str());
   }
+  if (!(full.strain_limit >= 0 && full.strain_limit <= 1)) {
+    std::ostringstream message;
+    message << "options.strain_limit must be in [0, 1], got " << full.strain_limit;
+    throw std::invalid_argument(message.str());
+  }
   if (full.independent != 0 && full.independent != 1) {
     throw std::invalid_argument("options.independent must be 0 or 1, got " +
                                 std::to_string(full.independent));
   }
   result.max_iterations = full.max_iterations;
   result.pull_stiffness = full.pull_stiffness;
+  result.strain_limit = full.strain_limit;
   if (independent != nullptr) *independent = full.independent == 1;
   return result;
 }
@@ -236,6 +242,7 @@ void options_to_c(const UntangleOptions& options, bool independent, UtUntangleOp
   full.max_iterations = options.max_iterations;
   full.pull_stiffness = options.pull_stiffness;
   full.independent = independent ? 1 : 0;
+  full.strain_limit = options.strain_limit;
   write_prefix(full, out, options_prefix(out->struct_size));
 }
 

@@ -210,3 +210,56 @@ TEST(CapiUntangle, BadArgumentsAreRefused) {
             UT_ERROR_INVALID_ARGUMENT);
   EXPECT_THAT(last_error(), ::testing::HasSubstr("rest"));
 }
+
+// Property: the strain limit of the options bounds the output's edge strain against the input,
+// measured here on the polygons' sides (independently of the library's own report); a caller
+// of the older struct size (without the field) gets the default and its stale field is ignored.
+TEST(CapiUntangle, StrainLimitBoundsTheOutputAndOldCallersGetTheDefault) {
+  const std::vector<Sheet> sheets = poking_corner();
+  ScenePtr scene = make_scene(sheets);
+  const std::vector<float> input = concatenated(sheets);
+  UtUntangleOptions options;
+  ASSERT_EQ(ut_untangle_options_init(&options, sizeof options), UT_OK);
+  EXPECT_DOUBLE_EQ(options.strain_limit, 0.045);
+  options.strain_limit = 0.002;  // without a limit this case stretches by 0.7 %
+  std::vector<float> output(input.size());
+  UtUntangleReport report;
+  report.struct_size = sizeof report;
+  ASSERT_EQ(ut_untangle(scene.get(), nullptr, &options, nullptr, output.data(), input.size() / 3,
+                        &report, nullptr, nullptr),
+            UT_OK)
+      << last_error();
+  EXPECT_EQ(report.pairs_after, 0u);
+  double strain = 0;
+  std::size_t base = 0;
+  for (const Sheet& sheet : sheets) {
+    std::size_t corner = 0;
+    for (std::uint32_t size : sheet.face_sizes) {
+      for (std::uint32_t k = 0; k < size; ++k) {
+        const std::size_t a = base + sheet.face_indices[corner + k];
+        const std::size_t b = base + sheet.face_indices[corner + (k + 1) % size];
+        double before = 0, after = 0;
+        for (int c = 0; c < 3; ++c) {
+          before += std::pow(input[3 * b + c] - input[3 * a + c], 2);
+          after += std::pow(output[3 * b + c] - output[3 * a + c], 2);
+        }
+        strain = std::max(strain, std::abs(std::sqrt(after / before) - 1));
+      }
+      corner += size;
+    }
+    base += sheet.vertex_count();
+  }
+  EXPECT_LE(strain, 0.002 + 2e-4);  // the solver stops within 1e-4 of the limit
+  EXPECT_NEAR(report.max_edge_strain, strain, 1e-4);
+
+  options.strain_limit = 1.5;
+  EXPECT_EQ(ut_untangle(scene.get(), nullptr, &options, nullptr, output.data(), input.size() / 3,
+                        nullptr, nullptr, nullptr),
+            UT_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(last_error(), ::testing::HasSubstr("strain_limit"));
+  options.struct_size = offsetof(UtUntangleOptions, strain_limit);
+  EXPECT_EQ(ut_untangle(scene.get(), nullptr, &options, nullptr, output.data(), input.size() / 3,
+                        nullptr, nullptr, nullptr),
+            UT_OK)
+      << last_error();
+}

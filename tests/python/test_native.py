@@ -236,6 +236,24 @@ class UntangleTests(unittest.TestCase):
         for original, piece in zip(before, pieces):
             np.testing.assert_array_equal(original, piece.positions)
 
+    def test_strain_limit_bounds_the_polygon_sides_and_is_checked(self):
+        pieces = poking_corner()
+        out, report = native.untangle(pieces, strain_limit=0.002)  # 0.7 % without a limit
+        self.assertEqual(report["pairs_after"], 0)
+        worst = 0.0
+        for piece, moved in zip(pieces, out):
+            start = 0
+            for size in piece.face_sizes:
+                corners = piece.face_indices[start : start + size]
+                for a, b in zip(corners, np.roll(corners, -1)):
+                    before = np.linalg.norm(piece.positions[b] - piece.positions[a])
+                    after = np.linalg.norm(moved[b] - moved[a])
+                    worst = max(worst, abs(after / before - 1))
+                start += size
+        self.assertLessEqual(worst, 0.002 + 2e-4)
+        with self.assertRaisesRegex(native.UntangleError, "strain_limit"):
+            native.untangle(pieces, strain_limit=1.5)
+
     def test_progress_returning_false_cancels_without_raising(self):
         pieces = [horizontal_sheet(), vertical_sheet()]  # does not resolve: runs on
         out, report = native.untangle(pieces, progress=lambda i, n, pairs: i < 2)
