@@ -90,6 +90,7 @@ class CLOTH_UNTANGLE_OT_untangle_selected(bpy.types.Operator):
                 positions, report = native.untangle(
                     [capture.piece() for capture in captures], settings,
                     max_iterations=props.max_iterations,
+                    strain_limit=props.strain_limit,
                     progress=lambda iteration, _total, _pairs: (
                         window_manager.progress_update(iteration), True)[1])
             finally:
@@ -211,7 +212,7 @@ class BakeJob:
         for index in range(len(self.frames)):
             self.read_frame(context, index)
 
-    def solve(self, settings, independent, max_iterations):
+    def solve(self, settings, independent, max_iterations, strain_limit):
         def progress(frame, _frames, _pairs):
             self.done_frames = frame
             return not self.cancel.is_set()
@@ -219,7 +220,7 @@ class BakeJob:
             self.result, self.reports = native.untangle_sequence(
                 [capture.piece() for capture in self.captures], np.stack(self.positions),
                 settings, independent=independent, max_iterations=max_iterations,
-                progress=progress)
+                strain_limit=strain_limit, progress=progress)
         except Exception as error:  # handed to the main thread, which reports it
             self.error = error
 
@@ -315,7 +316,8 @@ played by a Mesh Cache modifier"""
             for index in range(len(job.frames)):
                 job.read_frame(context, index)
                 window_manager.progress_update(index)
-            job.solve(self._settings, props.independent_frames, props.max_iterations)
+            job.solve(self._settings, props.independent_frames, props.max_iterations,
+                      props.strain_limit)
         except _ERRORS as error:
             job.restore()
             return _fail(self, props, error)
@@ -372,7 +374,8 @@ played by a Mesh Cache modifier"""
             if self._index == len(job.frames):
                 self._thread = threading.Thread(
                     target=job.solve, args=(self._settings, props.independent_frames,
-                                            props.max_iterations), daemon=True)
+                                            props.max_iterations, props.strain_limit),
+                    daemon=True)
                 self._thread.start()
                 props.status = "Untangling frames… (Esc cancels, keeps the frames done)"
             return {'RUNNING_MODAL'}

@@ -18,6 +18,7 @@ def draw_panel(layout, context):
     column.prop(props, "thickness")
     column.prop(props, "iterations")
     column.prop(props, "max_iterations")
+    column.prop(props, "strain_limit")
     column = layout.column(heading="Show")
     column.prop(props, "show_contours", text="Contours")
     column.prop(props, "show_bvh", text="Culled BVH")

@@ -60,6 +60,10 @@ class ClothUntangleSettings(bpy.types.PropertyGroup):
     max_iterations: IntProperty(
         name="Max Iterations", default=300, min=1, max=100000,
         description="Untangling gives up after this many frames of its own")
+    strain_limit: FloatProperty(
+        name="Strain Limit", default=0.045, min=0.0, max=1.0, precision=3,
+        description="Most any edge may stretch or shrink against its input while untangling "
+                    "(Untangle and Bake; 0: no limit)")
     independent_frames: BoolProperty(
         name="Independent Frames", default=False,
         description="Solve every cached frame alone instead of carrying the correction on")
