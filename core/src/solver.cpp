@@ -110,8 +110,7 @@ Solver::Solver(const Bvh& bvh) : mesh_(&bvh.mesh()), proximity_search_(bvh) {
     const MeshEdge& edge = mesh.edges[e];
     stretch.push_back(edge.vertices);
     stretch_rest.push_back(mesh.rest_edge_lengths[e]);
-    diagonal.push_back(edge.triangle_count == 2 && mesh.triangle_polygon[edge.triangles[0]] ==
-                                                       mesh.triangle_polygon[edge.triangles[1]]);
+    diagonal.push_back(mesh.edge_is_diagonal(edge));
   }
   for (const MeshEdge& edge : mesh.edges) {
     if (edge.triangle_count != 2) continue;

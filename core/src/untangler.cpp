@@ -37,10 +37,7 @@ void check_positions(const ClothMesh& mesh, const Positions& positions, const ch
 double max_edge_strain(const ClothMesh& mesh, const Positions& reference, const Positions& x) {
   double strain = 0;
   for (const MeshEdge& edge : mesh.edges) {
-    if (edge.triangle_count == 2 &&
-        mesh.triangle_polygon[edge.triangles[0]] == mesh.triangle_polygon[edge.triangles[1]]) {
-      continue;
-    }
+    if (mesh.edge_is_diagonal(edge)) continue;
     const double before = (reference[edge.vertices[1]] - reference[edge.vertices[0]]).norm();
     if (!(before > 0)) continue;  // a collapsed input edge has no length to keep
     const double after = (x[edge.vertices[1]] - x[edge.vertices[0]]).norm();

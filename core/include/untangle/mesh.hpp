@@ -66,6 +66,11 @@ class ClothMesh {
   std::size_t triangle_count() const { return triangles.size(); }
   std::size_t piece_count() const { return piece_vertex_begin.size() - 1; }
   std::size_t polygon_count() const { return polygon_triangle_begin.size() - 1; }
+  // An edge inside one polygon: a diagonal of its triangulation, not a side the user made.
+  bool edge_is_diagonal(const MeshEdge& edge) const {
+    return edge.triangle_count == 2 &&
+           triangle_polygon[edge.triangles[0]] == triangle_polygon[edge.triangles[1]];
+  }
 
   // The three corners of triangle t; edge k of t joins corners k and (k + 1) % 3.
   std::vector<std::array<Index, 3>> triangles;
