@@ -181,7 +181,10 @@ bool relax(World& world, World* other, const Positions& reference, const Untangl
   };
   Positions state = clean;
   bool go_on = true;
-  for (int frame = 0; frame < options.relax_iterations; ++frame) {
+  // Relaxation frames count as iterations: together with the untangling they stay within
+  // max_iterations.
+  for (int frame = 0;
+       frame < options.relax_iterations && report.iterations < options.max_iterations; ++frame) {
     world.set_positions(state);
     world.set_velocities(zero);
     world.step();

@@ -233,6 +233,26 @@ TEST(Untangler, RelaxationLowersTheStrainOfTheFirstCleanStateAndStaysClean) {
   }
 }
 
+// Relaxation frames count as iterations: however early the state gets clean, the report never
+// shows more than max_iterations frames (the fuzzer found 1 + 30 relaxation frames under a
+// limit of 1 to 4).
+TEST(Untangler, RelaxationStaysWithinMaxIterations) {
+  for (const Case& c : {Case(tilted_sheet_through_flat_one()), Case({folded_ridge()})}) {
+    UntangleOptions options = default_options();
+    options.relax_strain = 0;  // relaxes for all of relax_iterations unless a frame fails
+    Positions out;
+    const UntangleReport unlimited = untangle(c.mesh, c.input, nullptr, options, out);
+    ASSERT_EQ(unlimited.pairs_after, 0u);
+    // Limits that end inside the relaxation (at most relax_iterations frames long).
+    for (int back : {1, 5, 15, 29}) {
+      const int limit = std::max(1, unlimited.iterations - back);
+      options.max_iterations = limit;
+      const UntangleReport report = untangle(c.mesh, c.input, nullptr, options, out);
+      EXPECT_LE(report.iterations, limit);
+    }
+  }
+}
+
 // A solve that does not get clean returns the state with the fewest intersections it reached
 // (each state's count is reported through progress), not merely the last one.
 TEST(Untangler, AnUnfinishedSolveReturnsItsStateOfFewestPairs) {
