@@ -226,6 +226,7 @@ std::vector<ProximitySearch::LeafParts> find_leaf_parts(const ClothMesh& mesh) {
 constexpr std::size_t kParallelTasks = 16;
 constexpr std::size_t kTargetTasks = 256;
 constexpr std::size_t kParallelLeafPairs = 256;
+constexpr std::ptrdiff_t kParallelLeaves = 1024;
 
 // The volumes are inflated by kReuseMargin times the thickness beyond what a search needs, so
 // the leaf pairs they give stay valid until some particle has moved that far: the searches until
@@ -248,7 +249,10 @@ bool moved_less_than(const Positions& x, const Positions& reference, double dist
 ProximitySearch::ProximitySearch(const Bvh& bvh)
     : bvh_(&bvh), parts_(find_leaf_parts(bvh.mesh())), volumes_(bvh.nodes().size()) {
   nodes_.reserve(bvh.nodes().size());
-  for (const BvhNode& node : bvh.nodes()) nodes_.push_back({node.left, node.right, node.leaf});
+  for (const BvhNode& node : bvh.nodes()) {
+    if (node.leaf != kNoIndex) leaf_nodes_.push_back(static_cast<Index>(nodes_.size()));
+    nodes_.push_back({node.left, node.right, node.leaf});
+  }
   find_skips();
 }
 
@@ -331,20 +335,27 @@ void ProximitySearch::find_skips() {
   }
 }
 
+Kdop18f ProximitySearch::leaf_volume(Index leaf, const Positions& x, double inflation) const {
+  Kdop18 volume;
+  const LeafParts& parts = parts_[leaf];
+  for (int i = 0; i < parts.vertex_count; ++i) volume.add(x[parts.vertices[i]]);
+  volume.inflate(inflation);
+  return Kdop18f(volume);
+}
+
 void ProximitySearch::refit(const Positions& x, double inflation) {
+  const auto leaf_count = static_cast<std::ptrdiff_t>(leaf_nodes_.size());
+#pragma omp parallel for schedule(static) if (leaf_count >= kParallelLeaves)
+  for (std::ptrdiff_t k = 0; k < leaf_count; ++k) {
+    const Index n = leaf_nodes_[k];
+    volumes_[n] = leaf_volume(nodes_[n].leaf, x, inflation);
+  }
   // Children come after their parent, so a backward sweep meets them first.
   for (std::size_t n = nodes_.size(); n-- > 0;) {
     const Node& node = nodes_[n];
-    Kdop18& volume = volumes_[n];
-    if (node.leaf != kNoIndex) {
-      volume = Kdop18();
-      const LeafParts& parts = parts_[node.leaf];
-      for (int i = 0; i < parts.vertex_count; ++i) volume.add(x[parts.vertices[i]]);
-      volume.inflate(inflation);
-    } else {
-      volume = volumes_[node.left];
-      volume.merge(volumes_[node.right]);
-    }
+    if (node.leaf != kNoIndex) continue;
+    volumes_[n] = volumes_[node.left];
+    volumes_[n].merge(volumes_[node.right]);
   }
 }
 
@@ -474,11 +485,21 @@ const ProximityPairs& ProximitySearch::find(const Positions& x, double thickness
     part.point_triangle.clear();
     part.edge_edge.clear();
   }
+  leaf_boxes_.resize(parts_.size());
   const auto leaf_pair_count = static_cast<std::ptrdiff_t>(leaf_tests_.size());
-#pragma omp parallel for schedule(dynamic, 64) if (leaf_tests_.size() >= kParallelLeafPairs)
-  for (std::ptrdiff_t k = 0; k < leaf_pair_count; ++k) {
-    test_leaves(leaf_tests_[k], x, thickness,
-                found_[static_cast<std::size_t>(omp_get_thread_num())]);
+  const auto leaf_count = static_cast<std::ptrdiff_t>(parts_.size());
+#pragma omp parallel if (leaf_tests_.size() >= kParallelLeafPairs)
+  {
+#pragma omp for schedule(static)
+    for (std::ptrdiff_t leaf = 0; leaf < leaf_count; ++leaf) {
+      leaf_boxes_[leaf] = leaf_volume(static_cast<Index>(leaf), x, 0.5 * thickness);
+    }
+#pragma omp for schedule(dynamic, 64)
+    for (std::ptrdiff_t k = 0; k < leaf_pair_count; ++k) {
+      const LeafTests& tests = leaf_tests_[k];
+      if (!leaf_boxes_[tests.a].overlaps(leaf_boxes_[tests.b])) continue;
+      test_leaves(tests, x, thickness, found_[static_cast<std::size_t>(omp_get_thread_num())]);
+    }
   }
   // Which thread found a pair varies; sorting makes the result independent of that.
   for (const ProximityPairs& part : found_) {

@@ -85,6 +85,8 @@ class ProximitySearch {
   };
 
   void find_skips();
+  // The volume of a leaf's vertices at x, grown by inflation.
+  Kdop18f leaf_volume(Index leaf, const Positions& x, double inflation) const;
   void refit(const Positions& x, double inflation);
   // The tests of the leaf pairs whose volumes, inflated by `inflation`, overlap at x: into
   // leaf_tests_.
@@ -97,9 +99,15 @@ class ProximitySearch {
                    ProximityPairs& out) const;
 
   const Bvh* bvh_;
-  std::vector<LeafParts> parts_;     // per leaf
-  std::vector<Node> nodes_;          // per BVH node
-  std::vector<Kdop18> volumes_;      // per BVH node
+  std::vector<LeafParts> parts_;   // per leaf
+  std::vector<Node> nodes_;        // per BVH node
+  std::vector<Index> leaf_nodes_;  // the nodes that are leaves
+  // The walk's volumes, per BVH node: rounded outwards to floats, so they contain the double
+  // ones and the walk may add a leaf pair that only touches after rounding, never lose one.
+  std::vector<Kdop18f> volumes_;
+  // Per leaf, at the positions of the current search and inflated by half the thickness: two
+  // leaves whose boxes miss each other hold no close pair, whatever the walk found.
+  std::vector<Kdop18f> leaf_boxes_;
   std::vector<Index> skip_offsets_;  // the Skips of leaf a: skips_[offsets[a] .. offsets[a + 1])
   std::vector<Skips> skips_;         // by a, then by b
   // The tests of the leaf pairs of the last walk of the trees, at walked_positions_, for
