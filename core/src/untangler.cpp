@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -262,37 +263,37 @@ UntangleReport solve(World& world, World* other, const Positions& start, const P
   if (start_pairs == 0)
     start_pairs = other_split_pairs(other, start);  // clean for both splits, or solved
 
-  // Each pipeline frame detects on its start (velocities are zero and there is no gravity, so
-  // its prediction leaves the positions as they are): that detection tells the pairs of the
-  // state the previous frame reached.
-  Positions reached = world.positions();
+  Positions reached = world.positions();  // the last state whose pairs are known
   std::size_t reached_pairs = start_pairs;
   Positions best_clean;
   std::size_t fewest_pairs = start_pairs;
   Positions fewest = world.positions();  // the state of fewest_pairs
   int stalled = 0;
   double strength_scale = options.strength_scale;
-  while (reached_pairs > 0) {
-    if (report.iterations >= options.max_iterations) break;
-    reached = world.positions();
-    world.set_velocities(zero);
-    world.step();
-    reached_pairs = world.stats().pairs;
-    if (reached_pairs == 0 && report.iterations > 0) {
-      // Clean for the library's split of the polygons; a bent quad split along its other
-      // diagonal (Blender's BVH may split it so) can still cross: such a state goes on with a
-      // frame of that split's own pipeline.
-      reached_pairs = other_split_pairs(other, reached);
-      if (reached_pairs > 0) {
-        other->set_velocities(zero);
-        other->step();
-        world.set_positions(other->positions());
-      }
+  // The split whose pipeline frame runs next, from `reached`: the library's, or the other one
+  // where only that one crosses (a bent quad split along its other diagonal, as Blender's BVH may
+  // split it). Each has just detected `reached`, and its frame uses that detection (velocities
+  // are zero and there is no gravity, so the prediction leaves the positions as they are).
+  World* stepping = &world;
+  // A stronger push decided on a state applies from the frame after that state's own.
+  std::optional<Settings> next_settings;
+  while (reached_pairs > 0 && report.iterations < options.max_iterations) {
+    stepping->set_velocities(zero);
+    stepping->step();
+    if (stepping != &world) world.set_positions(stepping->positions());
+    if (next_settings) {
+      world.set_settings(*next_settings);
+      if (other) other->set_settings(*next_settings);
+      next_settings.reset();
     }
-    if (report.iterations == 0) {
-      reached_pairs = start_pairs;
-      ++report.iterations;
-      continue;  // the start: its pairs are known already
+    ++report.iterations;
+    reached = world.positions();
+    world.detect();
+    reached_pairs = world.intersections().pairs.size();
+    stepping = &world;
+    if (reached_pairs == 0) {
+      reached_pairs = other_split_pairs(other, reached);
+      if (reached_pairs > 0) stepping = other;
     }
     if (progress && !progress(std::min(report.iterations, options.max_iterations),
                               options.max_iterations, reached_pairs)) {
@@ -321,10 +322,8 @@ UntangleReport solve(World& world, World* other, const Positions& start, const P
         ++report.method_switches;
       }
       next.response_strength = options.settings.response_strength * strength_scale;
-      world.set_settings(next);
-      if (other) other->set_settings(next);
+      next_settings = next;
     }
-    ++report.iterations;
   }
   // A start that is clean already (a carried correction that still fits) is returned as it is:
   // relaxing it would change the correction from frame to frame.

@@ -125,6 +125,7 @@ World& World::operator=(World&&) noexcept = default;
 
 void World::set_settings(const Settings& settings) {
   validate(settings);
+  detection_current_ = false;
   std::unique_ptr<Response> response =
       settings.method == settings_.method && response_ ? nullptr : make_response(settings.method);
   settings_ = settings;
@@ -135,6 +136,7 @@ void World::set_settings(const Settings& settings) {
 void World::set_positions(const Positions& positions) {
   check_array(positions, mesh_->vertex_count(), "positions", false);
   positions_ = positions;
+  detection_current_ = false;
 }
 
 void World::set_velocities(const Positions& velocities) {
@@ -157,7 +159,8 @@ void World::set_pull_targets(const Positions& targets) {
 
 void World::set_rest_shape(const Positions& rest) {
   check_array(rest, mesh_->vertex_count(), "rest shape", false);
-  mesh_->set_rest_positions(rest);
+  mesh_->set_rest_positions(rest);  // which triangles are degenerate may change
+  detection_current_ = false;
   if (solver_) solver_->update_rest();
   resolve_spacing();
 }
@@ -191,6 +194,7 @@ void World::update_detection(const Positions& x) {
 void World::detect() {
   ThreadScope threads(settings_.threads, mesh_->vertex_count());
   update_detection(positions_);
+  detection_current_ = true;
 }
 
 void World::step() {
@@ -211,8 +215,12 @@ void World::step() {
   }
   stats_.seconds.predict = seconds_since(start);
 
-  // 2-4. Refit, intersections, contours.
-  update_detection(x);
+  // 2-4. Refit, intersections, contours: those of detect() when the prediction moved nothing.
+  const bool moved =
+      gravity_step != Vec3::Zero() || std::any_of(velocities_.begin(), velocities_.end(),
+                                                  [](const Vec3& v) { return v != Vec3::Zero(); });
+  if (moved || !detection_current_) update_detection(x);
+  detection_current_ = false;
 
   // 5. The untangling displacement.
   start = omp_get_wtime();

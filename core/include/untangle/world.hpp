@@ -76,7 +76,9 @@ class World {
   // A new rest shape for stretch, bending and the strain figures (the topology stays).
   void set_rest_shape(const Positions& rest);
 
-  // Detect on the current positions without stepping (refit, intersections, contours).
+  // Detect on the current positions without stepping (refit, intersections, contours). A step
+  // right after it whose prediction leaves the positions as they are (no velocity, no gravity:
+  // the untangler's frames) uses this detection instead of detecting again.
   void detect();
 
   // Grab (SPEC "Grab"): picks the nearest free particle along the ray within pick_radius of it;
@@ -106,6 +108,7 @@ class World {
   NarrowPhaseBuffers narrow_buffers_;  // kept across frames
   Contours contours_;
   FrameStats stats_;
+  bool detection_current_ = false;  // the detection is of positions_ (set by detect())
   Displacement displacement_;
   Positions pull_targets_;
   double pull_stiffness_ = 0;
