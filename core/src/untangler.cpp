@@ -152,6 +152,11 @@ std::size_t pairs_of_both_splits(World& world, World* other, const Positions& x)
 // A relaxation frame whose result intersects is taken only in part: its move is halved up to
 // this many times until the state it reaches is clean.
 constexpr int kRelaxHalvings = 4;
+// Relaxation stops after kRelaxPatience frames in a row that each lower the strain by less than
+// kRelaxProgress of it: the rest of the budget would buy almost nothing (on the Blender tangles
+// the strain limit holds the strain at the limit and relaxation frames were a fifth of the work).
+constexpr int kRelaxPatience = 2;
+constexpr double kRelaxProgress = 0.01;
 
 // The clean state the untangling reached is stretched where the pushes went. Each relaxation
 // frame runs the solver on it without the response and the pull (the pull leads back into the
@@ -182,6 +187,7 @@ bool relax(World& world, World* other, const Positions& reference, const Untangl
   };
   Positions state = clean;
   bool go_on = true;
+  int unimproved = 0;  // frames in a row without progress
   // Relaxation frames count as iterations: together with the untangling they stay within
   // max_iterations.
   for (int frame = 0;
@@ -210,10 +216,13 @@ bool relax(World& world, World* other, const Positions& reference, const Untangl
     if (halving > 0 && !clean_at(next)) break;  // the whole move was checked clean above
     state = std::move(next);
     const double strain = max_edge_strain(mesh, reference, state);
+    // A frame counts as progress when it lowers the strain by kRelaxProgress of it at least.
+    unimproved = strain < (1 - kRelaxProgress) * best_strain ? 0 : unimproved + 1;
     if (strain < best_strain) {
       best_strain = strain;
       clean = state;
     }
+    if (unimproved >= kRelaxPatience) break;  // the strain limit or the tangle holds the strain
     if (strain <= options.relax_strain) break;
   }
   world.set_settings(untangling);

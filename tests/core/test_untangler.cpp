@@ -253,6 +253,23 @@ TEST(Untangler, RelaxationStaysWithinMaxIterations) {
   }
 }
 
+// Relaxation ends once two frames in a row have not lowered the strain: here the strain limit
+// holds the first clean state at its strain, and the relaxation, free to run 30 frames, stops
+// long before (its frames are the iterations beyond those of a solve without it).
+TEST(Untangler, RelaxationStopsWhenItsFramesNoLongerLowerTheStrain) {
+  const Case c({folded_ridge()});
+  UntangleOptions options = default_options();
+  options.strain_limit = 0.002;
+  options.relax_strain = 0;
+  options.relax_iterations = 0;
+  Positions out;
+  const UntangleReport unrelaxed = untangle(c.mesh, c.input, nullptr, options, out);
+  options.relax_iterations = 30;
+  const UntangleReport relaxed = untangle(c.mesh, c.input, nullptr, options, out);
+  ASSERT_EQ(relaxed.pairs_after, 0u);
+  EXPECT_LE(relaxed.iterations - unrelaxed.iterations, 10);
+}
+
 // A solve that does not get clean returns the state with the fewest intersections it reached
 // (each state's count is reported through progress), not merely the last one.
 TEST(Untangler, AnUnfinishedSolveReturnsItsStateOfFewestPairs) {
