@@ -197,9 +197,9 @@ TEST(Proximity, RingPairsHoldAFoldOneQuadWide) {
   EXPECT_EQ(search.find(x, h).size(), 0u);
 }
 
-// One search object, kept as the solver keeps it: after moves smaller than its margin it tests the
-// leaf pairs of its last walk of the trees again, after a larger move it walks again. Every
-// result must still be the all-pairs result at the new positions.
+// One search object, kept as the solver keeps it: after moves smaller than its margin (3
+// thicknesses) it tests the leaf pairs of its last walk of the trees again, after a larger move
+// it walks again. Every result must still be the all-pairs result at the new positions.
 TEST(Proximity, RepeatedSearchesOnMovingSheetsMatchTheAllPairsSearch) {
   test::CrumpleOptions options;
   options.nx = options.ny = 12;
@@ -212,7 +212,7 @@ TEST(Proximity, RepeatedSearchesOnMovingSheetsMatchTheAllPairsSearch) {
   std::mt19937_64 rng(11);
   std::uniform_real_distribution<double> fraction(0, 1);
   Positions x = mesh.rest_positions;
-  for (double step : {0.0, 0.15 * h, 0.15 * h, 0.15 * h, 3 * h, 0.2 * h, 0.0}) {
+  for (double step : {0.0, 0.15 * h, 0.15 * h, 0.15 * h, 8 * h, 0.2 * h, 0.0}) {
     for (Vec3& p : x) p += step * fraction(rng) * random_point(rng).normalized();
     SCOPED_TRACE(step);
     const ProximityPairs found = search.find(x, h);
