@@ -417,18 +417,18 @@ void ProximitySearch::children(Task task, Visit&& visit) const {
   }
 }
 
-void ProximitySearch::run(Task task, bool ring_pairs, std::vector<LeafTests>& out) const {
+void ProximitySearch::run(Task task, std::vector<LeafPair>& out) const {
   children(task, [&](Task child) {
     if (child.a == kNoIndex) {
-      const LeafTests tests = live_tests(nodes_[task.a].leaf, nodes_[task.b].leaf, ring_pairs);
-      if (tests.points_a != 0 || tests.points_b != 0 || tests.edges != 0) out.push_back(tests);
+      const Index a = nodes_[task.a].leaf, b = nodes_[task.b].leaf;
+      out.push_back({std::min(a, b), std::max(a, b)});
     } else {
-      run(child, ring_pairs, out);
+      run(child, out);
     }
   });
 }
 
-void ProximitySearch::find_leaf_pairs(const Positions& x, double inflation, bool ring_pairs) {
+void ProximitySearch::find_leaf_pairs(const Positions& x, double inflation) {
   refit(x, inflation);
   // The top of the trees unrolled breadth-first into tasks, the same on any thread count.
   const auto roots = bvh_->roots();
@@ -448,17 +448,17 @@ void ProximitySearch::find_leaf_pairs(const Positions& x, double inflation, bool
     }
     tasks_.swap(next_tasks_);
   }
-  thread_leaf_tests_.resize(static_cast<std::size_t>(std::max(1, omp_get_max_threads())));
-  for (std::vector<LeafTests>& tests : thread_leaf_tests_) tests.clear();
+  thread_leaf_pairs_.resize(static_cast<std::size_t>(std::max(1, omp_get_max_threads())));
+  for (std::vector<LeafPair>& pairs : thread_leaf_pairs_) pairs.clear();
   const auto task_count = static_cast<std::ptrdiff_t>(tasks_.size());
 #pragma omp parallel for schedule(dynamic, 1) if (tasks_.size() >= kParallelTasks)
   for (std::ptrdiff_t k = 0; k < task_count; ++k) {
-    run(tasks_[k], ring_pairs, thread_leaf_tests_[static_cast<std::size_t>(omp_get_thread_num())]);
+    run(tasks_[k], thread_leaf_pairs_[static_cast<std::size_t>(omp_get_thread_num())]);
   }
   // In whatever order the threads found them: the pairs found in them are sorted at the end.
-  leaf_tests_.clear();
-  for (const std::vector<LeafTests>& tests : thread_leaf_tests_) {
-    leaf_tests_.insert(leaf_tests_.end(), tests.begin(), tests.end());
+  leaf_pairs_.clear();
+  for (const std::vector<LeafPair>& pairs : thread_leaf_pairs_) {
+    leaf_pairs_.insert(leaf_pairs_.end(), pairs.begin(), pairs.end());
   }
 }
 
@@ -472,14 +472,12 @@ const ProximityPairs& ProximitySearch::find(const Positions& x, double thickness
   result_.edge_edge.clear();
   if (!(thickness > 0)) return result_;
   const double margin = kReuseMargin * thickness;
-  if (thickness != walked_thickness_ || ring_pairs != walked_ring_pairs_ ||
-      !moved_less_than(x, walked_positions_, margin)) {
+  if (thickness != walked_thickness_ || !moved_less_than(x, walked_positions_, margin)) {
     // Two primitives closer than the thickness are closer than that along every axis; each moves
     // less than the margin until the next walk.
-    find_leaf_pairs(x, 0.5 * thickness + margin, ring_pairs);
+    find_leaf_pairs(x, 0.5 * thickness + margin);
     walked_positions_ = x;
     walked_thickness_ = thickness;
-    walked_ring_pairs_ = ring_pairs;
   }
 
   found_.resize(static_cast<std::size_t>(std::max(1, omp_get_max_threads())));
@@ -488,9 +486,9 @@ const ProximityPairs& ProximitySearch::find(const Positions& x, double thickness
     part.edge_edge.clear();
   }
   leaf_boxes_.resize(parts_.size());
-  const auto leaf_pair_count = static_cast<std::ptrdiff_t>(leaf_tests_.size());
+  const auto leaf_pair_count = static_cast<std::ptrdiff_t>(leaf_pairs_.size());
   const auto leaf_count = static_cast<std::ptrdiff_t>(parts_.size());
-#pragma omp parallel if (leaf_tests_.size() >= kParallelLeafPairs)
+#pragma omp parallel if (leaf_pairs_.size() >= kParallelLeafPairs)
   {
 #pragma omp for schedule(static)
     for (std::ptrdiff_t leaf = 0; leaf < leaf_count; ++leaf) {
@@ -498,8 +496,10 @@ const ProximityPairs& ProximitySearch::find(const Positions& x, double thickness
     }
 #pragma omp for schedule(dynamic, 64)
     for (std::ptrdiff_t k = 0; k < leaf_pair_count; ++k) {
-      const LeafTests& tests = leaf_tests_[k];
-      if (!leaf_boxes_[tests.a].overlaps(leaf_boxes_[tests.b])) continue;
+      const LeafPair& pair = leaf_pairs_[k];
+      if (!leaf_boxes_[pair.a].overlaps(leaf_boxes_[pair.b])) continue;
+      const LeafTests tests = live_tests(pair.a, pair.b, ring_pairs);
+      if (tests.points_a == 0 && tests.points_b == 0 && tests.edges == 0) continue;
       test_leaves(tests, x, thickness, found_[static_cast<std::size_t>(omp_get_thread_num())]);
     }
   }

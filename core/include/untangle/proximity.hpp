@@ -77,6 +77,9 @@ class ProximitySearch {
     SkipMasks ring;          // sharing a polygon
     SkipMasks shared;        // sharing a vertex (ring_pairs)
   };
+  struct LeafPair {
+    Index a, b;  // a < b
+  };
   // The tests of a leaf pair (a < b) that the neighbour rule keeps, as bits like those of Skips.
   struct LeafTests {
     Index a, b;
@@ -88,13 +91,12 @@ class ProximitySearch {
   // The volume of a leaf's vertices at x, grown by inflation.
   Kdop18f leaf_volume(Index leaf, const Positions& x, double inflation) const;
   void refit(const Positions& x, double inflation);
-  // The tests of the leaf pairs whose volumes, inflated by `inflation`, overlap at x: into
-  // leaf_tests_.
-  void find_leaf_pairs(const Positions& x, double inflation, bool ring_pairs);
+  // The leaf pairs whose volumes, inflated by `inflation`, overlap at x: into leaf_pairs_.
+  void find_leaf_pairs(const Positions& x, double inflation);
   template <typename Visit>
   void children(Task task, Visit&& visit) const;
   LeafTests live_tests(Index a, Index b, bool ring_pairs) const;
-  void run(Task task, bool ring_pairs, std::vector<LeafTests>& out) const;
+  void run(Task task, std::vector<LeafPair>& out) const;
   void test_leaves(const LeafTests& tests, const Positions& x, double thickness,
                    ProximityPairs& out) const;
 
@@ -110,15 +112,15 @@ class ProximitySearch {
   std::vector<Kdop18f> leaf_boxes_;
   std::vector<Index> skip_offsets_;  // the Skips of leaf a: skips_[offsets[a] .. offsets[a + 1])
   std::vector<Skips> skips_;         // by a, then by b
-  // The tests of the leaf pairs of the last walk of the trees, at walked_positions_, for
-  // walked_thickness_ and walked_ring_pairs_.
-  std::vector<LeafTests> leaf_tests_;  // of the pairs with any
+  // The leaf pairs of the last walk of the trees, at walked_positions_, for walked_thickness_.
+  // Their tests under the neighbour rule are worked out in the search, for the pairs whose
+  // boxes meet: most pairs of a walk are farther apart than the thickness.
+  std::vector<LeafPair> leaf_pairs_;
   Positions walked_positions_;
   double walked_thickness_ = 0;
-  bool walked_ring_pairs_ = false;
   // Kept between calls, so a search allocates nothing once warm.
   std::vector<Task> tasks_, next_tasks_;
-  std::vector<std::vector<LeafTests>> thread_leaf_tests_;
+  std::vector<std::vector<LeafPair>> thread_leaf_pairs_;
   std::vector<ProximityPairs> found_;  // per thread
   ProximityPairs result_;
 };
