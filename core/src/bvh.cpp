@@ -467,7 +467,7 @@ void Bvh::refit(const Positions& positions, double inflation) {
       node.volume = nodes_[node.left].volume;
       node.volume.merge(nodes_[node.right].volume);
       // A cone of 90 degrees or more only says "not cullable", and so does every cone that
-      // contains it: such parents get any() without the trigonometry of a merge.
+      // contains it: such parents get any() without the work of a merge.
       const NormalCone& a = nodes_[node.left].cone;
       const NormalCone& b = nodes_[node.right].cone;
       node.cone = a.narrower_than_right_angle() && b.narrower_than_right_angle()

@@ -289,6 +289,8 @@ void edges_against(const ClothMesh& mesh, Index owner_index, const TriangleFrame
                    Index target_index, const TriangleFrame& target, Block& block) {
   const auto& pt = target.corners;
   const double normal_squared = target.normal.squaredNorm();
+  // Unrolled: the loop's index arithmetic ((k + 1) % 3, the corner swap) then folds away.
+#pragma GCC unroll 3
   for (int k = 0; k < 3; ++k) {
     // Edge k joins corners k and k + 1; its canonical order (lower vertex first) makes the
     // result bit-identical whichever of its triangles it is tested from.
