@@ -353,7 +353,7 @@ UntangleReport solve(World& world, World* other, const Positions& start, const P
   } else if (report.iterations == 0) {
     report.contours_left = world.contours().count_by_type;  // of the start, detected above
   } else {
-    pairs = pairs_of_both_splits(world, other, world.positions());  // the last state reached
+    // The world is at the last state reached, detected by the loop: its pairs are reached_pairs.
     if (pairs > fewest_pairs) {
       // A deep tangle can get worse again once the push is strong: the state with the fewest
       // intersections seen is returned instead of the last.

@@ -216,10 +216,12 @@ void World::step() {
   stats_.seconds.predict = seconds_since(start);
 
   // 2-4. Refit, intersections, contours: those of detect() when the prediction moved nothing.
-  const bool moved =
-      gravity_step != Vec3::Zero() || std::any_of(velocities_.begin(), velocities_.end(),
-                                                  [](const Vec3& v) { return v != Vec3::Zero(); });
-  if (moved || !detection_current_) update_detection(x);
+  auto moved = [&] {
+    return gravity_step != Vec3::Zero() ||
+           std::any_of(velocities_.begin(), velocities_.end(),
+                       [](const Vec3& v) { return v != Vec3::Zero(); });
+  };
+  if (!detection_current_ || moved()) update_detection(x);
   detection_current_ = false;
 
   // 5. The untangling displacement.
