@@ -10,27 +10,21 @@
 namespace untangle {
 namespace {
 
-// A cheap box test before the exact distance: most candidates are far apart on most axes.
-inline bool near_box(const Vec3& p, const Vec3& a, const Vec3& b, const Vec3& c, double reach) {
-  for (int k = 0; k < 3; ++k) {
-    if (p[k] < std::min({a[k], b[k], c[k]}) - reach) return false;
-    if (p[k] > std::max({a[k], b[k], c[k]}) + reach) return false;
-  }
-  return true;
-}
-
-inline bool boxes_near(const Vec3& a0, const Vec3& a1, const Vec3& b0, const Vec3& b1,
-                       double reach) {
-  for (int k = 0; k < 3; ++k) {
-    if (std::max(a0[k], a1[k]) + reach < std::min(b0[k], b1[k])) return false;
-    if (std::max(b0[k], b1[k]) + reach < std::min(a0[k], a1[k])) return false;
-  }
-  return true;
+// Kdop18f::overlaps with an early exit after the first four axes (x, y, z, x+y): most volumes
+// the search tests are apart there already, and the rest of the volume is not even loaded.
+inline bool meet(const Kdop18f& a, const Kdop18f& b) {
+#if defined(__SSE2__)
+  const __m128 apart = _mm_or_ps(_mm_cmpgt_ps(_mm_load_ps(&a.min[0]), _mm_load_ps(&b.max[0])),
+                                 _mm_cmpgt_ps(_mm_load_ps(&b.min[0]), _mm_load_ps(&a.max[0])));
+  if (_mm_movemask_ps(apart) != 0) return false;
+#endif
+  return a.overlaps(b);
 }
 
 // Point-triangle pairs of the owned vertices of `points` listed in `live` (bit i: owned vertex i)
 // with the triangles of `triangles`.
 void point_triangle_pairs(const ClothMesh& mesh, const Positions& x,
+                          const ProximitySearch::PrimitiveVolumes& volumes,
                           const ProximitySearch::LeafParts& points, unsigned live,
                           const ProximitySearch::LeafParts& triangles, double thickness,
                           std::vector<PointTrianglePair>& out) {
@@ -39,7 +33,7 @@ void point_triangle_pairs(const ClothMesh& mesh, const Positions& x,
     for (int j = 0; j < triangles.triangle_count; ++j) {
       const Index t = triangles.triangles[j];
       const auto& tri = mesh.triangles[t];
-      if (!near_box(x[p], x[tri[0]], x[tri[1]], x[tri[2]], thickness)) continue;
+      if (!meet(volumes.vertices[p], volumes.triangles[t])) continue;
       Vec3 barycentric;
       const Vec3 q = closest_point_on_triangle(x[p], x[tri[0]], x[tri[1]], x[tri[2]], barycentric);
       if ((x[p] - q).squaredNorm() < thickness * thickness) out.push_back({p, t});
@@ -49,15 +43,16 @@ void point_triangle_pairs(const ClothMesh& mesh, const Positions& x,
 
 // Edge-edge pairs of the owned edges of a and b listed in `live` (bit 5 i + j: owned edge i of a
 // with owned edge j of b).
-void edge_edge_pairs(const ClothMesh& mesh, const Positions& x, const ProximitySearch::LeafParts& a,
-                     const ProximitySearch::LeafParts& b, std::uint32_t live, double thickness,
-                     std::vector<EdgeEdgePair>& out) {
+void edge_edge_pairs(const ClothMesh& mesh, const Positions& x,
+                     const ProximitySearch::PrimitiveVolumes& volumes,
+                     const ProximitySearch::LeafParts& a, const ProximitySearch::LeafParts& b,
+                     std::uint32_t live, double thickness, std::vector<EdgeEdgePair>& out) {
   for (; live != 0; live &= live - 1) {
     const int bit = std::countr_zero(live);
     const Index e0 = a.owned_edges[bit / 5], e1 = b.owned_edges[bit % 5];
     const auto& ea = mesh.edges[e0].vertices;
     const auto& eb = mesh.edges[e1].vertices;
-    if (!boxes_near(x[ea[0]], x[ea[1]], x[eb[0]], x[eb[1]], thickness)) continue;
+    if (!meet(volumes.edges[e0], volumes.edges[e1])) continue;
     double s = 0, t = 0;
     closest_points_of_segments(x[ea[0]], x[ea[1]], x[eb[0]], x[eb[1]], s, t);
     // Where a closest point is an end point, the point-triangle pairs already hold the contact.
@@ -333,6 +328,7 @@ void ProximitySearch::find_skips() {
       }
     }
     skip_offsets_[a + 1] = static_cast<Index>(skips_.size());
+
     for (Index w : marked) near[w] = 0;
   }
 }
@@ -361,7 +357,7 @@ void ProximitySearch::refit(const Positions& x, double inflation) {
   }
 }
 
-ProximitySearch::LeafTests ProximitySearch::live_tests(Index a, Index b, bool ring_pairs) const {
+ProximitySearch::LiveTests ProximitySearch::live_tests(Index a, Index b, bool ring_pairs) const {
   if (a > b) std::swap(a, b);
   const auto begin = skips_.begin() + skip_offsets_[a];
   const auto end = skips_.begin() + skip_offsets_[a + 1];
@@ -371,19 +367,41 @@ ProximitySearch::LeafTests ProximitySearch::live_tests(Index a, Index b, bool ri
   const SkipMasks& masks = ring_pairs ? skips.shared : skips.ring;
   const LeafParts& pa = parts_[a];
   const LeafParts& pb = parts_[b];
-  return {a, b, static_cast<std::uint8_t>(all_points(pa) & ~unsigned{masks.points_a}),
-          static_cast<std::uint8_t>(all_points(pb) & ~unsigned{masks.points_b}),
+  return {static_cast<std::uint8_t>(all_points(pa) & ~unsigned{masks.points_a}),
+          static_cast<std::uint8_t>(all_points(pb) & ~unsigned{masks.points_b}), true,
           all_edge_pairs(pa, pb) & ~masks.edges};
 }
 
-void ProximitySearch::test_leaves(const LeafTests& tests, const Positions& x, double thickness,
-                                  ProximityPairs& out) const {
+void ProximitySearch::test_leaves(const LeafPair& pair, const LiveTests& tests, const Positions& x,
+                                  double thickness, ProximityPairs& out) const {
   const ClothMesh& mesh = bvh_->mesh();
-  const LeafParts& pa = parts_[tests.a];
-  const LeafParts& pb = parts_[tests.b];
-  point_triangle_pairs(mesh, x, pa, tests.points_a, pb, thickness, out.point_triangle);
-  point_triangle_pairs(mesh, x, pb, tests.points_b, pa, thickness, out.point_triangle);
-  edge_edge_pairs(mesh, x, pa, pb, tests.edges, thickness, out.edge_edge);
+  const LeafParts& pa = parts_[pair.a];
+  const LeafParts& pb = parts_[pair.b];
+  const Kdop18f& box_a = leaf_boxes_[pair.a];
+  const Kdop18f& box_b = leaf_boxes_[pair.b];
+  const PrimitiveVolumes& volumes = primitive_volumes_;
+  // A point or edge whose volume misses the other leaf's box meets none of its parts: one test
+  // instead of a row of them (neighbouring leaves meet only at a corner or a side).
+  unsigned points_a = tests.points_a, points_b = tests.points_b;
+  std::uint32_t edges = tests.edges;
+  for (int i = 0; i < pa.owned_vertex_count; ++i) {
+    if (!meet(volumes.vertices[pa.owned_vertices[i]], box_b)) points_a &= ~(1u << i);
+  }
+  for (int j = 0; j < pb.owned_vertex_count; ++j) {
+    if (!meet(volumes.vertices[pb.owned_vertices[j]], box_a)) points_b &= ~(1u << j);
+  }
+  if (edges != 0) {
+    constexpr std::uint32_t kRow = 0x1f, kColumn = 0x108421;  // bits 5 i + j for one i or j
+    for (int i = 0; i < pa.owned_edge_count; ++i) {
+      if (!meet(volumes.edges[pa.owned_edges[i]], box_b)) edges &= ~(kRow << (5 * i));
+    }
+    for (int j = 0; j < pb.owned_edge_count; ++j) {
+      if (!meet(volumes.edges[pb.owned_edges[j]], box_a)) edges &= ~(kColumn << j);
+    }
+  }
+  point_triangle_pairs(mesh, x, volumes, pa, points_a, pb, thickness, out.point_triangle);
+  point_triangle_pairs(mesh, x, volumes, pb, points_b, pa, thickness, out.point_triangle);
+  edge_edge_pairs(mesh, x, volumes, pa, pb, edges, thickness, out.edge_edge);
 }
 
 // The children of a node pair to test next: both sides are split while both can be, which
@@ -478,6 +496,11 @@ const ProximityPairs& ProximitySearch::find(const Positions& x, double thickness
     find_leaf_pairs(x, 0.5 * thickness + margin);
     walked_positions_ = x;
     walked_thickness_ = thickness;
+    live_.clear();
+  }
+  if (live_.empty() || ring_pairs != live_ring_pairs_) {
+    live_.assign(leaf_pairs_.size(), LiveTests{});
+    live_ring_pairs_ = ring_pairs;
   }
 
   found_.resize(static_cast<std::size_t>(std::max(1, omp_get_max_threads())));
@@ -485,22 +508,57 @@ const ProximityPairs& ProximitySearch::find(const Positions& x, double thickness
     part.point_triangle.clear();
     part.edge_edge.clear();
   }
+  const ClothMesh& mesh = bvh_->mesh();
   leaf_boxes_.resize(parts_.size());
+  PrimitiveVolumes& volumes = primitive_volumes_;
+  volumes.vertices.resize(x.size());
+  volumes.triangles.resize(mesh.triangles.size());
+  volumes.edges.resize(mesh.edges.size());
+  const auto vertex_count = static_cast<std::ptrdiff_t>(x.size());
+  const auto triangle_count = static_cast<std::ptrdiff_t>(mesh.triangles.size());
+  const auto edge_count = static_cast<std::ptrdiff_t>(mesh.edges.size());
   const auto leaf_pair_count = static_cast<std::ptrdiff_t>(leaf_pairs_.size());
   const auto leaf_count = static_cast<std::ptrdiff_t>(parts_.size());
 #pragma omp parallel if (leaf_pairs_.size() >= kParallelLeafPairs)
   {
+    // Only the vertices' volumes are rounded to floats; those of the leaves, triangles and edges
+    // are exact merges of their corners'.
 #pragma omp for schedule(static)
+    for (std::ptrdiff_t v = 0; v < vertex_count; ++v) {
+      Kdop18 volume;
+      volume.add(x[v]);
+      volume.inflate(0.5 * thickness);
+      volumes.vertices[v] = Kdop18f(volume);
+    }
+#pragma omp for schedule(static) nowait
     for (std::ptrdiff_t leaf = 0; leaf < leaf_count; ++leaf) {
-      leaf_boxes_[leaf] = leaf_volume(static_cast<Index>(leaf), x, 0.5 * thickness);
+      const LeafParts& parts = parts_[leaf];
+      Kdop18f& box = leaf_boxes_[leaf];
+      box = Kdop18f(Kdop18());  // empty: meets nothing
+      for (int i = 0; i < parts.vertex_count; ++i) box.merge(volumes.vertices[parts.vertices[i]]);
+    }
+#pragma omp for schedule(static) nowait
+    for (std::ptrdiff_t t = 0; t < triangle_count; ++t) {
+      const auto& tri = mesh.triangles[t];
+      volumes.triangles[t] = volumes.vertices[tri[0]];
+      volumes.triangles[t].merge(volumes.vertices[tri[1]]);
+      volumes.triangles[t].merge(volumes.vertices[tri[2]]);
+    }
+#pragma omp for schedule(static)
+    for (std::ptrdiff_t e = 0; e < edge_count; ++e) {
+      const auto& ends = mesh.edges[e].vertices;
+      volumes.edges[e] = volumes.vertices[ends[0]];
+      volumes.edges[e].merge(volumes.vertices[ends[1]]);
     }
 #pragma omp for schedule(dynamic, 64)
     for (std::ptrdiff_t k = 0; k < leaf_pair_count; ++k) {
       const LeafPair& pair = leaf_pairs_[k];
-      if (!leaf_boxes_[pair.a].overlaps(leaf_boxes_[pair.b])) continue;
-      const LeafTests tests = live_tests(pair.a, pair.b, ring_pairs);
+      if (!meet(leaf_boxes_[pair.a], leaf_boxes_[pair.b])) continue;
+      LiveTests& tests = live_[k];
+      if (!tests.known) tests = live_tests(pair.a, pair.b, ring_pairs);
       if (tests.points_a == 0 && tests.points_b == 0 && tests.edges == 0) continue;
-      test_leaves(tests, x, thickness, found_[static_cast<std::size_t>(omp_get_thread_num())]);
+      test_leaves(pair, tests, x, thickness,
+                  found_[static_cast<std::size_t>(omp_get_thread_num())]);
     }
   }
   // Which thread found a pair varies; sorting makes the result independent of that.

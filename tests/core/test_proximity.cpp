@@ -199,7 +199,9 @@ TEST(Proximity, RingPairsHoldAFoldOneQuadWide) {
 
 // One search object, kept as the solver keeps it: after moves smaller than its margin (3
 // thicknesses) it tests the leaf pairs of its last walk of the trees again, after a larger move
-// it walks again. Every result must still be the all-pairs result at the new positions.
+// it walks again. Every result must still be the all-pairs result at the new positions, also
+// when the neighbour rule changes between searches of one walk (the search keeps each leaf
+// pair's tests under the rule it last used).
 TEST(Proximity, RepeatedSearchesOnMovingSheetsMatchTheAllPairsSearch) {
   test::CrumpleOptions options;
   options.nx = options.ny = 12;
@@ -212,11 +214,13 @@ TEST(Proximity, RepeatedSearchesOnMovingSheetsMatchTheAllPairsSearch) {
   std::mt19937_64 rng(11);
   std::uniform_real_distribution<double> fraction(0, 1);
   Positions x = mesh.rest_positions;
-  for (double step : {0.0, 0.15 * h, 0.15 * h, 0.15 * h, 8 * h, 0.2 * h, 0.0}) {
+  bool ring_pairs = false;
+  for (double step : {0.0, 0.15 * h, 0.15 * h, 0.15 * h, 8 * h, 0.2 * h, 0.0, 0.0}) {
     for (Vec3& p : x) p += step * fraction(rng) * random_point(rng).normalized();
-    SCOPED_TRACE(step);
-    const ProximityPairs found = search.find(x, h);
-    const ProximityPairs expected = all_pairs(mesh, x, h);
+    SCOPED_TRACE(testing::Message() << step << (ring_pairs ? " ring pairs" : ""));
+    const ProximityPairs found = search.find(x, h, ring_pairs);
+    const ProximityPairs expected = all_pairs(mesh, x, h, ring_pairs);
+    ring_pairs = !ring_pairs;
     EXPECT_EQ(found.point_triangle, expected.point_triangle);
     EXPECT_EQ(found.edge_edge, expected.edge_edge);
   }

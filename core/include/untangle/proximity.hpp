@@ -50,6 +50,14 @@ class ProximitySearch {
     int vertex_count = 0, owned_vertex_count = 0, triangle_count = 0, owned_edge_count = 0;
   };
 
+  // The volumes of the vertices, triangles and edges at the positions of a search, inflated by
+  // half the thickness: two primitives closer than the thickness have overlapping volumes. The
+  // cheap test before the exact distance; the diagonal axes reject much of what boxes keep
+  // between neighbouring polygons.
+  struct PrimitiveVolumes {
+    std::vector<Kdop18f> vertices, triangles, edges;
+  };
+
   // Keeps a reference to the BVH (for its tree shape and mesh), which must outlive the search.
   explicit ProximitySearch(const Bvh& bvh);
 
@@ -81,10 +89,10 @@ class ProximitySearch {
     Index a, b;  // a < b
   };
   // The tests of a leaf pair (a < b) that the neighbour rule keeps, as bits like those of Skips.
-  struct LeafTests {
-    Index a, b;
-    std::uint8_t points_a, points_b;
-    std::uint32_t edges;
+  struct LiveTests {
+    std::uint8_t points_a = 0, points_b = 0;
+    bool known = false;  // worked out yet (see live_)
+    std::uint32_t edges = 0;
   };
 
   void find_skips();
@@ -95,10 +103,10 @@ class ProximitySearch {
   void find_leaf_pairs(const Positions& x, double inflation);
   template <typename Visit>
   void children(Task task, Visit&& visit) const;
-  LeafTests live_tests(Index a, Index b, bool ring_pairs) const;
+  LiveTests live_tests(Index a, Index b, bool ring_pairs) const;
   void run(Task task, std::vector<LeafPair>& out) const;
-  void test_leaves(const LeafTests& tests, const Positions& x, double thickness,
-                   ProximityPairs& out) const;
+  void test_leaves(const LeafPair& pair, const LiveTests& tests, const Positions& x,
+                   double thickness, ProximityPairs& out) const;
 
   const Bvh* bvh_;
   std::vector<LeafParts> parts_;   // per leaf
@@ -110,12 +118,17 @@ class ProximitySearch {
   // Per leaf, at the positions of the current search and inflated by half the thickness: two
   // leaves whose boxes miss each other hold no close pair, whatever the walk found.
   std::vector<Kdop18f> leaf_boxes_;
+  PrimitiveVolumes primitive_volumes_;
   std::vector<Index> skip_offsets_;  // the Skips of leaf a: skips_[offsets[a] .. offsets[a + 1])
   std::vector<Skips> skips_;         // by a, then by b
   // The leaf pairs of the last walk of the trees, at walked_positions_, for walked_thickness_.
   // Their tests under the neighbour rule are worked out in the search, for the pairs whose
   // boxes meet: most pairs of a walk are farther apart than the thickness.
   std::vector<LeafPair> leaf_pairs_;
+  // Per leaf pair of the walk, its tests under the neighbour rule of live_ring_pairs_, worked
+  // out when its boxes first meet: the searches that reuse a walk meet mostly the same pairs.
+  std::vector<LiveTests> live_;
+  bool live_ring_pairs_ = false;
   Positions walked_positions_;
   double walked_thickness_ = 0;
   // Kept between calls, so a search allocates nothing once warm.
