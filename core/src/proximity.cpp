@@ -224,22 +224,18 @@ constexpr std::size_t kParallelLeafPairs = 256;
 constexpr std::ptrdiff_t kParallelLeaves = 1024;
 
 // The volumes are inflated by kReuseMargin times the thickness beyond what a search needs, so
-// the leaf pairs they give stay valid until some particle has moved that far: the searches until
-// then (often the second of a frame, and frames of a cloth at rest) only test those pairs again.
-// A larger margin walks less often but keeps more leaf pairs, most of which the box test of
-// the search then skips cheaply. 10k-vertex sphere bake (untangler frames, 1 thread, CPU time):
-// margin 1: 14.4 s, 2: 11.9 s, 3: 10.9 s, 4: 9.8 s, 6: 12.1 s; dropped cloth and two sheets
-// (200 frames) 3 against 1: 0.80 against 0.88 s and 0.74 against 0.72 s.
+// the leaf pairs they give stay valid for the leaves whose particles have moved less than that
+// since: the searches until then only test those pairs again, and look up the few leaves that
+// moved farther on the trees at their current volumes. A larger margin walks less often but keeps
+// more leaf pairs, most of which the box test of the search then skips cheaply. 10k-vertex
+// sphere bake (untangler frames, 1 thread, CPU time, when any move beyond the margin meant a new
+// walk): margin 1: 14.4 s, 2: 11.9 s, 3: 10.9 s, 4: 9.8 s, 6: 12.1 s; dropped cloth and two
+// sheets (200 frames) 3 against 1: 0.80 against 0.88 s and 0.74 against 0.72 s.
 constexpr double kReuseMargin = 3.0;
-
-bool moved_less_than(const Positions& x, const Positions& reference, double distance) {
-  if (x.size() != reference.size()) return false;
-  const double limit = distance * distance;
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    if (!((x[i] - reference[i]).squaredNorm() < limit)) return false;
-  }
-  return true;
-}
+// Once more than this share of the leaves have moved beyond the margin, the trees are walked
+// again: looking up each such leaf would cost more. (On the sphere bake either a few leaves move
+// that far or, at a new cache frame, all: 1/4 to 1/32 walk equally often.)
+constexpr std::size_t kWalkWhenMovedLeavesPerLeaf = 8;
 
 }  // namespace
 
@@ -480,6 +476,56 @@ void ProximitySearch::find_leaf_pairs(const Positions& x, double inflation) {
   }
 }
 
+void ProximitySearch::find_moved_leaves(const Positions& x, double margin) {
+  const auto vertex_count = static_cast<std::ptrdiff_t>(x.size());
+  vertex_moved_.resize(x.size());
+  const double limit = margin * margin;
+#pragma omp parallel for schedule(static) if (vertex_count >= kParallelLeaves)
+  for (std::ptrdiff_t v = 0; v < vertex_count; ++v) {
+    vertex_moved_[v] = !((x[v] - walked_positions_[v]).squaredNorm() < limit);
+  }
+  leaf_moved_.assign(parts_.size(), 0);
+  moved_leaves_.clear();
+  for (std::size_t leaf = 0; leaf < parts_.size(); ++leaf) {
+    const LeafParts& parts = parts_[leaf];
+    for (int i = 0; i < parts.vertex_count; ++i) {
+      if (vertex_moved_[parts.vertices[i]]) {
+        leaf_moved_[leaf] = 1;
+        moved_leaves_.push_back(static_cast<Index>(leaf));
+        break;
+      }
+    }
+  }
+}
+
+void ProximitySearch::look_up(Index leaf, const Positions& x, double thickness, bool ring_pairs,
+                              std::vector<Index>& stack, ProximityPairs& out) const {
+  const Kdop18f& box = leaf_boxes_[leaf];
+  stack.clear();
+  for (Index root : bvh_->roots()) {
+    if (root != kNoIndex) stack.push_back(root);
+  }
+  while (!stack.empty()) {
+    const Index n = stack.back();
+    stack.pop_back();
+    if (!meet(current_volumes_[n], box)) continue;
+    const Node& node = nodes_[n];
+    if (node.leaf == kNoIndex) {
+      stack.push_back(node.left);
+      stack.push_back(node.right);
+      continue;
+    }
+    // Two moved leaves meet in the look-up of the first; a leaf is not paired with itself.
+    const Index other = node.leaf;
+    if (other == leaf || (leaf_moved_[other] && other < leaf)) continue;
+    const LeafPair pair{std::min(leaf, other), std::max(leaf, other)};
+    const LiveTests tests = live_tests(pair.a, pair.b, ring_pairs);
+    if (tests.points_a != 0 || tests.points_b != 0 || tests.edges != 0) {
+      test_leaves(pair, tests, x, thickness, out);
+    }
+  }
+}
+
 const ProximityPairs& ProximitySearch::find(const Positions& x, double thickness, bool ring_pairs) {
   if (x.size() != bvh_->mesh().vertex_count()) {
     throw std::invalid_argument("ProximitySearch::find: " + std::to_string(x.size()) +
@@ -490,12 +536,18 @@ const ProximityPairs& ProximitySearch::find(const Positions& x, double thickness
   result_.edge_edge.clear();
   if (!(thickness > 0)) return result_;
   const double margin = kReuseMargin * thickness;
-  if (thickness != walked_thickness_ || !moved_less_than(x, walked_positions_, margin)) {
+  bool walk = thickness != walked_thickness_ || walked_positions_.size() != x.size();
+  if (!walk) {
+    find_moved_leaves(x, margin);
+    walk = moved_leaves_.size() * kWalkWhenMovedLeavesPerLeaf > parts_.size();
+  }
+  if (walk) {
     // Two primitives closer than the thickness are closer than that along every axis; each moves
-    // less than the margin until the next walk.
+    // less than the margin until the next walk, or its leaf is looked up.
     find_leaf_pairs(x, 0.5 * thickness + margin);
     walked_positions_ = x;
     walked_thickness_ = thickness;
+    moved_leaves_.clear();
     live_.clear();
   }
   if (live_.empty() || ring_pairs != live_ring_pairs_) {
@@ -504,11 +556,14 @@ const ProximityPairs& ProximitySearch::find(const Positions& x, double thickness
   }
 
   found_.resize(static_cast<std::size_t>(std::max(1, omp_get_max_threads())));
+  stacks_.resize(found_.size());
+  current_volumes_.resize(nodes_.size());
   for (ProximityPairs& part : found_) {
     part.point_triangle.clear();
     part.edge_edge.clear();
   }
   const ClothMesh& mesh = bvh_->mesh();
+  static const Kdop18f empty_volume{Kdop18()};  // meets nothing
   leaf_boxes_.resize(parts_.size());
   PrimitiveVolumes& volumes = primitive_volumes_;
   volumes.vertices.resize(x.size());
@@ -534,8 +589,8 @@ const ProximityPairs& ProximitySearch::find(const Positions& x, double thickness
     for (std::ptrdiff_t leaf = 0; leaf < leaf_count; ++leaf) {
       const LeafParts& parts = parts_[leaf];
       Kdop18f& box = leaf_boxes_[leaf];
-      box = Kdop18f(Kdop18());  // empty: meets nothing
-      for (int i = 0; i < parts.vertex_count; ++i) box.merge(volumes.vertices[parts.vertices[i]]);
+      box = parts.vertex_count > 0 ? volumes.vertices[parts.vertices[0]] : empty_volume;
+      for (int i = 1; i < parts.vertex_count; ++i) box.merge(volumes.vertices[parts.vertices[i]]);
     }
 #pragma omp for schedule(static) nowait
     for (std::ptrdiff_t t = 0; t < triangle_count; ++t) {
@@ -549,6 +604,29 @@ const ProximityPairs& ProximitySearch::find(const Positions& x, double thickness
       const auto& ends = mesh.edges[e].vertices;
       volumes.edges[e] = volumes.vertices[ends[0]];
       volumes.edges[e].merge(volumes.vertices[ends[1]]);
+    }
+    // The leaves that moved beyond the margin since the walk are looked up on the trees at the
+    // current volumes (their pairs in the walk's list are tested again too: the result is made
+    // unique at the end).
+    if (!moved_leaves_.empty()) {
+#pragma omp single
+      {
+        for (std::size_t k = 0; k < leaf_nodes_.size(); ++k) {
+          current_volumes_[leaf_nodes_[k]] = leaf_boxes_[nodes_[leaf_nodes_[k]].leaf];
+        }
+        for (std::size_t n = nodes_.size(); n-- > 0;) {
+          const Node& node = nodes_[n];
+          if (node.leaf != kNoIndex) continue;
+          current_volumes_[n] = current_volumes_[node.left];
+          current_volumes_[n].merge(current_volumes_[node.right]);
+        }
+      }
+      const auto moved_count = static_cast<std::ptrdiff_t>(moved_leaves_.size());
+      const auto thread = static_cast<std::size_t>(omp_get_thread_num());
+#pragma omp for schedule(dynamic, 16) nowait
+      for (std::ptrdiff_t k = 0; k < moved_count; ++k) {
+        look_up(moved_leaves_[k], x, thickness, ring_pairs, stacks_[thread], found_[thread]);
+      }
     }
 #pragma omp for schedule(dynamic, 64)
     for (std::ptrdiff_t k = 0; k < leaf_pair_count; ++k) {

@@ -228,5 +228,39 @@ TEST(Proximity, RepeatedSearchesOnMovingSheetsMatchTheAllPairsSearch) {
   EXPECT_EQ(search.find(x, 2 * h).point_triangle, all_pairs(mesh, x, 2 * h).point_triangle);
 }
 
+// Between walks, the leaves whose particles moved beyond the margin are looked up on the trees
+// instead of walking again. Here a few far-apart vertices of one sheet jump right onto vertices of
+// the other sheet (new close pairs that the last walk could not have listed), while the rest of
+// the cloth stays put.
+TEST(Proximity, AFewVerticesMovedBeyondTheMarginFindTheirNewPairs) {
+  test::CrumpleOptions options;
+  options.nx = options.ny = 16;
+  options.seed = 5;
+  const std::vector<PolygonMesh> pieces = test::crumpled_pieces(options, 2);
+  const ClothMesh mesh = ClothMesh::build(pieces);
+  const double h = 0.05;
+  const Bvh bvh(mesh, mesh.rest_positions);
+  ProximitySearch search(bvh);
+  Positions x = mesh.rest_positions;
+  EXPECT_EQ(search.find(x, h).point_triangle, all_pairs(mesh, x, h).point_triangle);
+  const Index first_piece_size = static_cast<Index>(pieces[0].positions.size());
+  std::size_t moved = 0;
+  for (Index v = 0; v < first_piece_size; v += 37) {
+    const Index target =
+        first_piece_size + (v * 7) % static_cast<Index>(pieces[1].positions.size());
+    if ((x[target] - x[v]).norm() < 4 * h) continue;  // must move beyond the margin (3 h)
+    x[v] = x[target] + Vec3(0.2 * h, -0.1 * h, 0.3 * h);
+    ++moved;
+  }
+  ASSERT_GT(moved, 3u);
+  for (const bool ring_pairs : {false, true}) {
+    SCOPED_TRACE(ring_pairs);
+    const ProximityPairs found = search.find(x, h, ring_pairs);
+    const ProximityPairs expected = all_pairs(mesh, x, h, ring_pairs);
+    EXPECT_EQ(found.point_triangle, expected.point_triangle);
+    EXPECT_EQ(found.edge_edge, expected.edge_edge);
+  }
+}
+
 }  // namespace
 }  // namespace untangle

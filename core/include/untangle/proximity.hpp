@@ -101,6 +101,11 @@ class ProximitySearch {
   void refit(const Positions& x, double inflation);
   // The leaf pairs whose volumes, inflated by `inflation`, overlap at x: into leaf_pairs_.
   void find_leaf_pairs(const Positions& x, double inflation);
+  // The leaves with a particle farther than margin from where the last walk saw it.
+  void find_moved_leaves(const Positions& x, double margin);
+  // Tests a moved leaf against the leaves whose current volumes meet its own.
+  void look_up(Index leaf, const Positions& x, double thickness, bool ring_pairs,
+               std::vector<Index>& stack, ProximityPairs& out) const;
   template <typename Visit>
   void children(Task task, Visit&& visit) const;
   LiveTests live_tests(Index a, Index b, bool ring_pairs) const;
@@ -131,6 +136,13 @@ class ProximitySearch {
   bool live_ring_pairs_ = false;
   Positions walked_positions_;
   double walked_thickness_ = 0;
+  // Since the walk: which vertices and leaves moved beyond the margin, and those leaves.
+  std::vector<std::uint8_t> vertex_moved_, leaf_moved_;
+  std::vector<Index> moved_leaves_;
+  // Per BVH node, at the current search's positions inflated by half the thickness, for the
+  // look-ups (filled only when there are moved leaves).
+  std::vector<Kdop18f> current_volumes_;
+  std::vector<std::vector<Index>> stacks_;  // per thread, for the look-ups
   // Kept between calls, so a search allocates nothing once warm.
   std::vector<Task> tasks_, next_tasks_;
   std::vector<std::vector<LeafPair>> thread_leaf_pairs_;
