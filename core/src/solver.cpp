@@ -58,10 +58,13 @@ inline void project_distance(Positions& x, const std::vector<double>& w, Index a
 // distance is within [low, high].
 inline void limit_distance(Positions& x, const std::vector<double>& w, Index a, Index b, double low,
                            double high) {
+  const Vec3 d = x[b] - x[a];
+  // Most edges are within their bounds after the first sweeps: no square root for those.
+  const double squared = d.squaredNorm();
+  if (squared >= low * low && squared <= high * high) return;
   const double weight = w[a] + w[b];
   if (weight <= 0) return;
-  const Vec3 d = x[b] - x[a];
-  const double length = d.norm();
+  const double length = std::sqrt(squared);
   if (length < 1e-12) return;
   const double target = std::clamp(length, low, high);
   if (target == length) return;
