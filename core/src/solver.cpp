@@ -434,20 +434,26 @@ void Solver::solve(const SolverInput& input, Positions& x, SolverOutput& output)
   // The iterations' sweeps leave some edges beyond the limit where pushes pile up: more sweeps
   // until none is (within a rounding margin), so the frame's result keeps the limit.
   if (limit > 0) {
+    // An edge is beyond the limit by more than the tolerance when its length is outside
+    // [low, high] times its rest length: compared squared, without a root or a division.
+    const double low = std::max(1 - limit - kLimitTolerance, 0.0);
+    const double high = 1 + limit + kLimitTolerance;
     for (int sweep = 0; sweep < kFinalLimitSweeps; ++sweep) {
-      double excess = 0;
+      int beyond = 0;
 #pragma omp parallel if (parallel)
       {
         limit_strain(w, limit, x);
-#pragma omp for schedule(static) reduction(max : excess)
+#pragma omp for schedule(static) reduction(max : beyond)
         for (std::ptrdiff_t k = 0; k < static_cast<std::ptrdiff_t>(limited_.rest.size()); ++k) {
           const auto& [a, b] = limited_.particles[k];
           const double rest = limited_.rest[k];
-          if (rest > 0)
-            excess = std::max(excess, std::abs((x[b] - x[a]).norm() / rest - 1) - limit);
+          const double squared = (x[b] - x[a]).squaredNorm();
+          if (rest > 0 &&
+              (squared < low * low * rest * rest || squared > high * high * rest * rest))
+            beyond = 1;
         }
       }
-      if (excess <= kLimitTolerance) break;
+      if (beyond == 0) break;
     }
   }
 }
