@@ -156,7 +156,16 @@ class Traversal {
       }
       const bool first = packed_[a1].volume.overlaps(packed_[b1].volume);
       const bool second = packed_[a2].volume.overlaps(packed_[b2].volume);
-      if (first && second) overlapping_pair(a1, b1, pairs);
+      if (first && second) {
+        // Most such pairs are two leaves: pushed here without a call.
+        const BvhTraversalNode& n1 = packed_[a1];
+        const BvhTraversalNode& m1 = packed_[b1];
+        if (n1.is_leaf() && m1.is_leaf()) {
+          pairs.push_back({std::min(n1.leaf, m1.leaf), std::max(n1.leaf, m1.leaf)});
+        } else {
+          overlapping_pair(a1, b1, pairs);
+        }
+      }
       if (second) {
         a = a2;
         b = b2;
@@ -254,6 +263,18 @@ Bvh::Bvh(const ClothMesh& mesh, const Positions& positions) : mesh_(&mesh) {
     roots_.push_back(ids.empty() ? kNoIndex
                                  : build_node(ids, 0, ids.size(), kNoIndex, static_cast<Index>(p),
                                               0, centroids));
+  }
+  // The corners of each leaf, each once (the triangles of a quad share two).
+  leaf_corners_.resize(leaf_count);
+  for (std::size_t l = 0; l < leaf_count; ++l) {
+    const auto& first = mesh.triangles[mesh.leaves[l][0]];
+    LeafCorners& c = leaf_corners_[l];
+    c.vertices = {first[0], first[1], first[2]};
+    c.count = 3;
+    if (mesh.leaves[l][1] == kNoIndex) continue;
+    for (Index v : mesh.triangles[mesh.leaves[l][1]]) {
+      if (v != first[0] && v != first[1] && v != first[2]) c.vertices[c.count++] = v;
+    }
   }
   traversal_nodes_.resize(nodes_.size());
   for (std::size_t n = 0; n < nodes_.size(); ++n) {
@@ -424,20 +445,14 @@ void Bvh::refit_leaf(BvhNode& node, const Positions& positions, double inflation
   const ClothMesh& mesh = *mesh_;
   const Leaf& leaf = mesh.leaves[node.leaf];
   const auto& first = mesh.triangles[leaf[0]];
-  // The corners of the leaf, each once (the triangles of a quad share two), projected on the
-  // 9 axes straight into the volume: no empty volume to start from, one pass per corner.
-  std::array<Index, 6> corners{first[0], first[1], first[2]};
-  std::size_t corner_count = 3;
-  if (leaf[1] != kNoIndex) {
-    for (Index v : mesh.triangles[leaf[1]]) {
-      if (v != first[0] && v != first[1] && v != first[2]) corners[corner_count++] = v;
-    }
-  }
-  const auto d0 = Kdop18::project(positions[corners[0]]);
+  // The corners projected on the 9 axes straight into the volume: no empty volume to start
+  // from, one pass per corner.
+  const LeafCorners& corners = leaf_corners_[node.leaf];
+  const auto d0 = Kdop18::project(positions[corners.vertices[0]]);
   node.volume.min = d0;
   node.volume.max = d0;
-  for (std::size_t c = 1; c < corner_count; ++c) {
-    node.volume.add(positions[corners[c]]);
+  for (std::size_t c = 1; c < corners.count; ++c) {
+    node.volume.add(positions[corners.vertices[c]]);
   }
   if (inflation > 0) node.volume.inflate(inflation);
   node.cone =

@@ -97,6 +97,12 @@ class Bvh {
   // of its leaves' triangles), for the projected-border test. Only for disk-like regions.
   Adjacency node_border_edges_;
   std::vector<std::uint8_t> node_is_disk_;
+  // The distinct corners of each leaf, for its refit.
+  struct LeafCorners {
+    std::array<Index, 6> vertices;
+    std::uint32_t count;
+  };
+  std::vector<LeafCorners> leaf_corners_;
 };
 
 }  // namespace untangle
