@@ -479,8 +479,7 @@ void Bvh::refit(const Positions& positions, double inflation) {
       refit_leaf(node, positions, inflation);
       packed = Kdop18f(node.volume);
     } else {
-      node.volume = nodes_[node.left].volume;
-      node.volume.merge(nodes_[node.right].volume);
+      node.volume.merge(nodes_[node.left].volume, nodes_[node.right].volume);
       // A cone of 90 degrees or more only says "not cullable", and so does every cone that
       // contains it: such parents get any() without the work of a merge.
       const NormalCone& a = nodes_[node.left].cone;
@@ -488,8 +487,7 @@ void Bvh::refit(const Positions& positions, double inflation) {
       node.cone = a.narrower_than_right_angle() && b.narrower_than_right_angle()
                       ? NormalCone::merge(a, b)
                       : NormalCone::any();
-      packed = traversal_nodes_[node.left].volume;
-      packed.merge(traversal_nodes_[node.right].volume);
+      packed.merge(traversal_nodes_[node.left].volume, traversal_nodes_[node.right].volume);
     }
     traversal_nodes_[n].size = (packed.max[0] - packed.min[0]) + (packed.max[1] - packed.min[1]) +
                                (packed.max[2] - packed.min[2]);
