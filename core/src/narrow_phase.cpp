@@ -35,6 +35,9 @@ constexpr double kBoxMargin = 1e-6;
 // distance from the plane's origin corner).
 constexpr double kBallMargin = 1e-7;
 
+// bucket_sort takes std::sort below one item per this many buckets.
+constexpr std::size_t kFewItemsPerBucket = 8;
+
 std::uint64_t hit_key(Index edge, Index triangle) {
   return (static_cast<std::uint64_t>(edge) << 32) | triangle;
 }
@@ -107,9 +110,21 @@ void triangle_frame(const ClothMesh& mesh, const Positions& x, Index t, int lane
 // for keys whose first part is a dense index (an edge, a triangle) and buckets of a few items.
 // Each thread sorts the items of its own range of buckets (every thread reads all items, but
 // writes only its own), so no write is shared and the result is that of one thread.
+// Items much fewer than buckets (a clean or nearly clean state, as in most of a bake's checks)
+// are sorted by one std::sort instead: the passes over all buckets would cost more. The order is
+// the same, as no two items compare equal (a hit reference is unique by its block and index, a
+// pair record by its triangles: each triangle pair belongs to one leaf pair).
 template <class T, class BucketOf, class Less>
 std::vector<T> bucket_sort(const std::vector<T>& items, std::size_t bucket_count,
                            BucketOf bucket_of, Less less) {
+  if (items.size() < bucket_count / kFewItemsPerBucket) {
+    std::vector<T> sorted = items;
+    std::sort(sorted.begin(), sorted.end(), [&](const T& x, const T& y) {
+      const std::size_t bx = bucket_of(x), by = bucket_of(y);
+      return bx < by || (bx == by && less(x, y));
+    });
+    return sorted;
+  }
   std::vector<T> sorted(items.size());
   std::vector<std::uint32_t> begin(bucket_count + 1, 0);
   std::vector<std::uint32_t> range_size;
