@@ -264,16 +264,17 @@ Bvh::Bvh(const ClothMesh& mesh, const Positions& positions) : mesh_(&mesh) {
                                  : build_node(ids, 0, ids.size(), kNoIndex, static_cast<Index>(p),
                                               0, centroids));
   }
-  // The corners of each leaf, each once (the triangles of a quad share two).
   leaf_corners_.resize(leaf_count);
   for (std::size_t l = 0; l < leaf_count; ++l) {
     const auto& first = mesh.triangles[mesh.leaves[l][0]];
-    LeafCorners& c = leaf_corners_[l];
-    c.vertices = {first[0], first[1], first[2]};
-    c.count = 3;
+    std::array<Index, 4>& corners = leaf_corners_[l];
+    corners = {first[0], first[1], first[2], first[0]};
     if (mesh.leaves[l][1] == kNoIndex) continue;
+    std::size_t count = 3;
     for (Index v : mesh.triangles[mesh.leaves[l][1]]) {
-      if (v != first[0] && v != first[1] && v != first[2]) c.vertices[c.count++] = v;
+      if (v == first[0] || v == first[1] || v == first[2]) continue;
+      if (count == corners.size()) throw std::logic_error("Bvh: a leaf's triangles share no edge");
+      corners[count++] = v;
     }
   }
   traversal_nodes_.resize(nodes_.size());
@@ -446,14 +447,12 @@ void Bvh::refit_leaf(BvhNode& node, const Positions& positions, double inflation
   const Leaf& leaf = mesh.leaves[node.leaf];
   const auto& first = mesh.triangles[leaf[0]];
   // The corners projected on the 9 axes straight into the volume: no empty volume to start
-  // from, one pass per corner.
-  const LeafCorners& corners = leaf_corners_[node.leaf];
-  const auto d0 = Kdop18::project(positions[corners.vertices[0]]);
+  // from, one pass per corner (a lone triangle's repeated corner changes no bit).
+  const std::array<Index, 4>& corners = leaf_corners_[node.leaf];
+  const auto d0 = Kdop18::project(positions[corners[0]]);
   node.volume.min = d0;
   node.volume.max = d0;
-  for (std::size_t c = 1; c < corners.count; ++c) {
-    node.volume.add(positions[corners.vertices[c]]);
-  }
+  for (std::size_t c = 1; c < corners.size(); ++c) node.volume.add(positions[corners[c]]);
   if (inflation > 0) node.volume.inflate(inflation);
   node.cone =
       NormalCone::from_triangle(positions[first[0]], positions[first[1]], positions[first[2]]);
