@@ -156,7 +156,16 @@ class Traversal {
       }
       const bool first = packed_[a1].volume.overlaps(packed_[b1].volume);
       const bool second = packed_[a2].volume.overlaps(packed_[b2].volume);
-      if (first && second) overlapping_pair(a1, b1, pairs);
+      if (first && second) {
+        // Most such pairs are two leaves: pushed here without a call.
+        const BvhTraversalNode& n1 = packed_[a1];
+        const BvhTraversalNode& m1 = packed_[b1];
+        if (n1.is_leaf() && m1.is_leaf()) {
+          pairs.push_back({std::min(n1.leaf, m1.leaf), std::max(n1.leaf, m1.leaf)});
+        } else {
+          overlapping_pair(a1, b1, pairs);
+        }
+      }
       if (second) {
         a = a2;
         b = b2;
@@ -254,6 +263,19 @@ Bvh::Bvh(const ClothMesh& mesh, const Positions& positions) : mesh_(&mesh) {
     roots_.push_back(ids.empty() ? kNoIndex
                                  : build_node(ids, 0, ids.size(), kNoIndex, static_cast<Index>(p),
                                               0, centroids));
+  }
+  leaf_corners_.resize(leaf_count);
+  for (std::size_t l = 0; l < leaf_count; ++l) {
+    const auto& first = mesh.triangles[mesh.leaves[l][0]];
+    std::array<Index, 4>& corners = leaf_corners_[l];
+    corners = {first[0], first[1], first[2], first[0]};
+    if (mesh.leaves[l][1] == kNoIndex) continue;
+    std::size_t count = 3;
+    for (Index v : mesh.triangles[mesh.leaves[l][1]]) {
+      if (v == first[0] || v == first[1] || v == first[2]) continue;
+      if (count == corners.size()) throw std::logic_error("Bvh: a leaf's triangles share no edge");
+      corners[count++] = v;
+    }
   }
   traversal_nodes_.resize(nodes_.size());
   for (std::size_t n = 0; n < nodes_.size(); ++n) {
@@ -424,21 +446,13 @@ void Bvh::refit_leaf(BvhNode& node, const Positions& positions, double inflation
   const ClothMesh& mesh = *mesh_;
   const Leaf& leaf = mesh.leaves[node.leaf];
   const auto& first = mesh.triangles[leaf[0]];
-  // The corners of the leaf, each once (the triangles of a quad share two), projected on the
-  // 9 axes straight into the volume: no empty volume to start from, one pass per corner.
-  std::array<Index, 6> corners{first[0], first[1], first[2]};
-  std::size_t corner_count = 3;
-  if (leaf[1] != kNoIndex) {
-    for (Index v : mesh.triangles[leaf[1]]) {
-      if (v != first[0] && v != first[1] && v != first[2]) corners[corner_count++] = v;
-    }
-  }
+  // The corners projected on the 9 axes straight into the volume: no empty volume to start
+  // from, one pass per corner (a lone triangle's repeated corner changes no bit).
+  const std::array<Index, 4>& corners = leaf_corners_[node.leaf];
   const auto d0 = Kdop18::project(positions[corners[0]]);
   node.volume.min = d0;
   node.volume.max = d0;
-  for (std::size_t c = 1; c < corner_count; ++c) {
-    node.volume.add(positions[corners[c]]);
-  }
+  for (std::size_t c = 1; c < corners.size(); ++c) node.volume.add(positions[corners[c]]);
   if (inflation > 0) node.volume.inflate(inflation);
   node.cone =
       NormalCone::from_triangle(positions[first[0]], positions[first[1]], positions[first[2]]);
@@ -464,8 +478,7 @@ void Bvh::refit(const Positions& positions, double inflation) {
       refit_leaf(node, positions, inflation);
       packed = Kdop18f(node.volume);
     } else {
-      node.volume = nodes_[node.left].volume;
-      node.volume.merge(nodes_[node.right].volume);
+      node.volume.merge(nodes_[node.left].volume, nodes_[node.right].volume);
       // A cone of 90 degrees or more only says "not cullable", and so does every cone that
       // contains it: such parents get any() without the work of a merge.
       const NormalCone& a = nodes_[node.left].cone;
@@ -473,8 +486,7 @@ void Bvh::refit(const Positions& positions, double inflation) {
       node.cone = a.narrower_than_right_angle() && b.narrower_than_right_angle()
                       ? NormalCone::merge(a, b)
                       : NormalCone::any();
-      packed = traversal_nodes_[node.left].volume;
-      packed.merge(traversal_nodes_[node.right].volume);
+      packed.merge(traversal_nodes_[node.left].volume, traversal_nodes_[node.right].volume);
     }
     traversal_nodes_[n].size = (packed.max[0] - packed.min[0]) + (packed.max[1] - packed.min[1]) +
                                (packed.max[2] - packed.min[2]);

@@ -35,6 +35,9 @@ constexpr double kBoxMargin = 1e-6;
 // distance from the plane's origin corner).
 constexpr double kBallMargin = 1e-7;
 
+// bucket_sort takes std::sort below one item per this many buckets.
+constexpr std::size_t kFewItemsPerBucket = 8;
+
 std::uint64_t hit_key(Index edge, Index triangle) {
   return (static_cast<std::uint64_t>(edge) << 32) | triangle;
 }
@@ -107,9 +110,21 @@ void triangle_frame(const ClothMesh& mesh, const Positions& x, Index t, int lane
 // for keys whose first part is a dense index (an edge, a triangle) and buckets of a few items.
 // Each thread sorts the items of its own range of buckets (every thread reads all items, but
 // writes only its own), so no write is shared and the result is that of one thread.
+// Items much fewer than buckets (a clean or nearly clean state, as in most of a bake's checks)
+// are sorted by one std::sort instead: the passes over all buckets would cost more. The order is
+// the same, as no two items compare equal (a hit reference is unique by its block and index, a
+// pair record by its triangles: each triangle pair belongs to one leaf pair).
 template <class T, class BucketOf, class Less>
 std::vector<T> bucket_sort(const std::vector<T>& items, std::size_t bucket_count,
                            BucketOf bucket_of, Less less) {
+  if (items.size() < bucket_count / kFewItemsPerBucket) {
+    std::vector<T> sorted = items;
+    std::sort(sorted.begin(), sorted.end(), [&](const T& x, const T& y) {
+      const std::size_t bx = bucket_of(x), by = bucket_of(y);
+      return bx < by || (bx == by && less(x, y));
+    });
+    return sorted;
+  }
   std::vector<T> sorted(items.size());
   std::vector<std::uint32_t> begin(bucket_count + 1, 0);
   std::vector<std::uint32_t> range_size;
@@ -163,6 +178,23 @@ bool share_vertex(const std::array<Index, 3>& a, const std::array<Index, 3>& b) 
 #else
   for (Index u : a) {
     if (u == b[0] || u == b[1] || u == b[2]) return true;
+  }
+  return false;
+#endif
+}
+
+// Some corner of leaf a is one of leaf b's. Else no triangle of a shares a vertex with one of b.
+bool leaves_share_corner(const std::array<Index, 4>& a, const std::array<Index, 4>& b) {
+#if defined(__SSE2__)
+  const __m128i corners = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a.data()));
+  __m128i equal = _mm_setzero_si128();
+  for (Index v : b) {
+    equal = _mm_or_si128(equal, _mm_cmpeq_epi32(corners, _mm_set1_epi32(static_cast<int>(v))));
+  }
+  return _mm_movemask_epi8(equal) != 0;
+#else
+  for (Index u : a) {
+    if (u == b[0] || u == b[1] || u == b[2] || u == b[3]) return true;
   }
   return false;
 #endif
@@ -411,13 +443,20 @@ Intersections find_intersections(const ClothMesh& mesh, const Bvh& bvh, const Po
     const std::size_t end = std::min(leaf_pairs.size(), (bi + 1) * kBlockSize);
     for (std::size_t i = bi * kBlockSize; i < end; ++i) {
       const auto [a, b] = leaf_pairs[i];
+      unsigned mask = overlap_mask(boxes[a], boxes[b]);
+      if (mask == 0) continue;
+      // Most leaf pairs are not neighbours: one test of their corners spares a vertex test per
+      // triangle pair.
+      const bool neighbours = leaves_share_corner(bvh.leaf_corners(a), bvh.leaf_corners(b));
       // In the order (triangle 0 of a, 0 of b), (0, 1), (1, 0), (1, 1).
-      for (unsigned mask = overlap_mask(boxes[a], boxes[b]); mask != 0; mask &= mask - 1) {
+      for (; mask != 0; mask &= mask - 1) {
         const int bit = std::countr_zero(mask);
         const Index ta = leaves[a][bit >> 1];
         const Index tb = leaves[b][bit & 1];
         // Triangles that share a vertex have it in both boxes: the cheaper box test first.
-        if (!share_vertex(triangles[ta], triangles[tb])) block.candidates.push_back({ta, tb});
+        if (!neighbours || !share_vertex(triangles[ta], triangles[tb])) {
+          block.candidates.push_back({ta, tb});
+        }
       }
     }
     for (const auto& [ta, tb] : block.candidates) test_triangle_pair(mesh, frames, ta, tb, block);

@@ -74,6 +74,9 @@ class Bvh {
   // culled. Its border edges (ClothMesh::edges indices) are listed for disks only.
   bool node_is_disk(Index node) const { return node_is_disk_[node] != 0; }
   std::span<const Index> node_border_edges(Index node) const { return node_border_edges_[node]; }
+  // The distinct corners of a leaf (its triangles share an edge: 3 or 4), the first repeated
+  // where there are 3, so that whole leaves compare in one step.
+  const std::array<Index, 4>& leaf_corners(Index leaf) const { return leaf_corners_[leaf]; }
 
  private:
   Index build_node(std::vector<Index>& leaf_ids, std::size_t begin, std::size_t end, Index parent,
@@ -97,6 +100,7 @@ class Bvh {
   // of its leaves' triangles), for the projected-border test. Only for disk-like regions.
   Adjacency node_border_edges_;
   std::vector<std::uint8_t> node_is_disk_;
+  std::vector<std::array<Index, 4>> leaf_corners_;
 };
 
 }  // namespace untangle

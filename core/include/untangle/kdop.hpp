@@ -29,6 +29,8 @@ struct Kdop18 {
 
   void add(const Vec3& p);  // inline below: the refit's inner loop
   void merge(const Kdop18& other) { grow(other.min, other.max); }
+  // Becomes the union of a and b (a refit's parent from its children, without a copy first).
+  void merge(const Kdop18& a, const Kdop18& b);
   void inflate(double distance);             // grows every slab by distance (in world units)
   bool overlaps(const Kdop18& other) const;  // inline below: the traversal's inner test
   bool empty() const;
@@ -53,16 +55,18 @@ struct alignas(16) Kdop18f {
   Kdop18f() = default;
   bool overlaps(const Kdop18f& other) const;  // inline below: the traversal's inner test
   // Exact in single precision (min and max round nothing): a parent's volume from its children.
-  void merge(const Kdop18f& other) {
+  void merge(const Kdop18f& other) { merge(*this, other); }
+  // Becomes the union of a and b.
+  void merge(const Kdop18f& a, const Kdop18f& b) {
 #if defined(__SSE2__)
     for (int k = 0; k < kLanes; k += 4) {
-      _mm_store_ps(&min[k], _mm_min_ps(_mm_load_ps(&min[k]), _mm_load_ps(&other.min[k])));
-      _mm_store_ps(&max[k], _mm_max_ps(_mm_load_ps(&max[k]), _mm_load_ps(&other.max[k])));
+      _mm_store_ps(&min[k], _mm_min_ps(_mm_load_ps(&a.min[k]), _mm_load_ps(&b.min[k])));
+      _mm_store_ps(&max[k], _mm_max_ps(_mm_load_ps(&a.max[k]), _mm_load_ps(&b.max[k])));
     }
 #else
     for (int k = 0; k < kLanes; ++k) {
-      min[k] = std::min(min[k], other.min[k]);
-      max[k] = std::max(max[k], other.max[k]);
+      min[k] = std::min(a.min[k], b.min[k]);
+      max[k] = std::max(a.max[k], b.max[k]);
     }
 #endif
   }
@@ -125,6 +129,23 @@ inline void Kdop18::grow(const std::array<double, kAxes>& low,
   for (int k = 0; k < kAxes; ++k) {
     min[k] = std::min(min[k], low[k]);
     max[k] = std::max(max[k], high[k]);
+  }
+#endif
+}
+
+inline void Kdop18::merge(const Kdop18& a, const Kdop18& b) {
+#if defined(__SSE2__)
+  for (int k = 0; k + 1 < kAxes; k += 2) {
+    _mm_storeu_pd(&min[k], _mm_min_pd(_mm_loadu_pd(&a.min[k]), _mm_loadu_pd(&b.min[k])));
+    _mm_storeu_pd(&max[k], _mm_max_pd(_mm_loadu_pd(&a.max[k]), _mm_loadu_pd(&b.max[k])));
+  }
+  constexpr int kLast = kAxes - 1;
+  min[kLast] = b.min[kLast] < a.min[kLast] ? b.min[kLast] : a.min[kLast];
+  max[kLast] = b.max[kLast] > a.max[kLast] ? b.max[kLast] : a.max[kLast];
+#else
+  for (int k = 0; k < kAxes; ++k) {
+    min[k] = std::min(a.min[k], b.min[k]);
+    max[k] = std::max(a.max[k], b.max[k]);
   }
 #endif
 }
