@@ -286,6 +286,27 @@ UntangleReport solve(World& world, World* other, const Positions& start, const P
   World* stepping = &world;
   // A stronger push decided on a state applies from the frame after that state's own.
   std::optional<Settings> next_settings;
+  // The quads of every crossing found so far, of either split, are made flatter in the frames
+  // that follow: a crossing that only one split sees is a sheet inside the tetrahedron between
+  // a bent quad's two splits, and frames on one split pushed such sheets into the other one's
+  // triangles and back (the frames of the other split were a third of the sphere tangles' work).
+  std::vector<std::uint8_t> flat(mesh.polygon_count(), 0);
+  std::vector<Index> flat_polygons;
+  auto flatten_quads_of = [&](const World& detected) {
+    const std::size_t count = flat_polygons.size();
+    for (const auto& pair : detected.intersections().pairs) {
+      for (Index t : pair) {
+        const Index f = detected.mesh().triangle_polygon[t];
+        if (!flat[f]) {
+          flat[f] = 1;
+          flat_polygons.push_back(f);
+        }
+      }
+    }
+    if (flat_polygons.size() == count) return;
+    world.set_flat_polygons(flat_polygons);
+    if (other) other->set_flat_polygons(flat_polygons);
+  };
   while (reached_pairs > 0 && report.iterations < options.max_iterations) {
     stepping->set_velocities(zero);
     stepping->step();
@@ -304,6 +325,7 @@ UntangleReport solve(World& world, World* other, const Positions& start, const P
       reached_pairs = other_split_pairs(other, reached);
       if (reached_pairs > 0) stepping = other;
     }
+    flatten_quads_of(*stepping);
     if (progress && !progress(std::min(report.iterations, options.max_iterations),
                               options.max_iterations, reached_pairs)) {
       report.cancelled = true;
@@ -334,6 +356,10 @@ UntangleReport solve(World& world, World* other, const Positions& start, const P
       next_settings = next;
     }
   }
+  // Relaxation runs without the flattening: it held the stretch that relaxation evens out (the
+  // Blender two_sheets bake took 9 more relaxation frames and kept 2.08 % strain against 1.85 %).
+  world.set_flat_polygons({});
+  if (other) other->set_flat_polygons({});
   // A start that is clean already (a carried correction that still fits) is returned as it is:
   // relaxing it would change the correction from frame to frame.
   if (start_pairs == 0) best_clean = world.positions();

@@ -157,6 +157,22 @@ void World::set_pull_targets(const Positions& targets) {
   pull_targets_ = targets;
 }
 
+void World::set_flat_polygons(const std::vector<Index>& polygons) {
+  const ClothMesh& mesh = *mesh_;
+  std::vector<std::array<Index, 4>> quads;
+  for (Index f : polygons) {
+    if (f >= mesh.polygon_count()) {
+      throw std::invalid_argument("set_flat_polygons: no polygon " + std::to_string(f));
+    }
+    const Index begin = mesh.polygon_triangle_begin[f];
+    if (mesh.polygon_triangle_begin[f + 1] - begin != 2) continue;
+    // A quad is the fan of two triangles from its first corner.
+    const auto& first = mesh.triangles[begin];
+    quads.push_back({first[0], first[1], first[2], mesh.triangles[begin + 1][2]});
+  }
+  flat_quads_ = std::move(quads);
+}
+
 void World::set_rest_shape(const Positions& rest) {
   check_array(rest, mesh_->vertex_count(), "rest shape", false);
   mesh_->set_rest_positions(rest);  // which triangles are degenerate may change
@@ -268,7 +284,8 @@ void World::step() {
                     displacement_.empty() ? nullptr : &displacement_,
                     grab.particles.empty() ? nullptr : &grab,
                     pull_targets_.empty() ? nullptr : &pull_targets_,
-                    pull_stiffness_};
+                    pull_stiffness_,
+                    flat_quads_.empty() ? nullptr : &flat_quads_};
   SolverOutput output;
   solver_->solve(input, x, output);
   stats_.proximity_pairs = output.proximity_pairs;

@@ -31,6 +31,9 @@ struct SolverInput {
   const GrabTargets* grab = nullptr;
   const Positions* pull_targets = nullptr;  // null or empty: none
   double pull_stiffness = 0;                // fraction of the distance per frame
+  // Quads (corners in order around the polygon) made flatter in every iteration, see
+  // Solver::flatten_quads. Null or empty: none.
+  const std::vector<std::array<Index, 4>>* flat_quads = nullptr;
 };
 
 struct SolverOutput {
@@ -94,6 +97,7 @@ class Solver {
                                              std::size_t particle_count);
   void build_proximity(const SolverInput& input, const Positions& x);
   void limit_strain(const std::vector<double>& w, double limit, Positions& x) const;
+  static void flatten_quads(const SolverInput& input, Positions& x);
   // Runs its colours with orphaned `omp for`: called from inside the solve's thread team.
   void project_proximity(const SolverInput& input, Positions& x, SolverOutput& output) const;
 

@@ -73,6 +73,9 @@ class World {
   // The soft pull toward the pull targets, per frame in [0, 1] (std::invalid_argument).
   void set_pull_stiffness(double stiffness);
   void set_pull_targets(const Positions& targets);  // empty: no pull
+  // Polygons of four corners that the solver makes flatter in every iteration (Solver's
+  // flatten_quads); other polygons in the list are left out. Empty: none.
+  void set_flat_polygons(const std::vector<Index>& polygons);
   // A new rest shape for stretch, bending and the strain figures (the topology stays).
   void set_rest_shape(const Positions& rest);
 
@@ -110,6 +113,7 @@ class World {
   FrameStats stats_;
   bool detection_current_ = false;  // the detection is of positions_ (set by detect())
   Displacement displacement_;
+  std::vector<std::array<Index, 4>> flat_quads_;
   Positions pull_targets_;
   double pull_stiffness_ = 0;
   double spacing_ = 0;
