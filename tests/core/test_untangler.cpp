@@ -306,9 +306,8 @@ std::vector<PolygonMesh> other_diagonals(std::vector<PolygonMesh> pieces) {
 }
 
 // A bent quad (two opposite corners raised) and a small upright triangle through its middle,
-// between the two surfaces the quad's two splits make: clean for the library's split, crossed
-// for the other one (Blender's BVH may split a quad so). The output must be clean for both.
-TEST(Untangler, ABentQuadIsCleanForBothOfItsSplits) {
+// between the two surfaces the quad's two splits make.
+std::vector<PolygonMesh> bent_quad_with_upright_triangle() {
   PolygonMesh quad;
   quad.positions = {Vec3(0, 0, 0), Vec3(1, 0, 0.3), Vec3(1, 1, 0), Vec3(0, 1, 0.3)};
   quad.face_sizes = {4};
@@ -317,7 +316,13 @@ TEST(Untangler, ABentQuadIsCleanForBothOfItsSplits) {
   upright.positions = {Vec3(0.42, 0.53, 0.1), Vec3(0.58, 0.51, 0.1), Vec3(0.5, 0.52, 0.5)};
   upright.face_sizes = {3};
   upright.face_indices = {0, 1, 2};
-  const std::vector<PolygonMesh> pieces{quad, upright};
+  return {quad, upright};
+}
+
+// The bent quad and upright triangle: clean for the library's split, crossed
+// for the other one (Blender's BVH may split a quad so). The output must be clean for both.
+TEST(Untangler, ABentQuadIsCleanForBothOfItsSplits) {
+  const std::vector<PolygonMesh> pieces = bent_quad_with_upright_triangle();
   const Case c(pieces);
   const ClothMesh turned = ClothMesh::build(other_diagonals(pieces));
   ASSERT_EQ(brute_force_pairs(c.mesh, c.input), 0u);
@@ -388,15 +393,7 @@ TEST(Untangler, AFlatListedQuadLosesAFifthOfItsHeightPerSolverIteration) {
 // other split), so the untangler makes it flatter while it pushes the triangle out; without the
 // flattening the quad kept most of its bend.
 TEST(Untangler, TheQuadOfACrossingComesOutFlatter) {
-  PolygonMesh quad;
-  quad.positions = {Vec3(0, 0, 0), Vec3(1, 0, 0.3), Vec3(1, 1, 0), Vec3(0, 1, 0.3)};
-  quad.face_sizes = {4};
-  quad.face_indices = {0, 1, 2, 3};
-  PolygonMesh upright;
-  upright.positions = {Vec3(0.42, 0.53, 0.1), Vec3(0.58, 0.51, 0.1), Vec3(0.5, 0.52, 0.5)};
-  upright.face_sizes = {3};
-  upright.face_indices = {0, 1, 2};
-  const Case c({quad, upright});
+  const Case c(bent_quad_with_upright_triangle());
   Positions output;
   const UntangleReport report = untangle(c.mesh, c.input, nullptr, default_options(), output);
   EXPECT_EQ(report.pairs_after, 0u);
