@@ -9,7 +9,9 @@ Target: add-on + bindings <= 10 % of the operator's time.
 """
 
 import argparse
+import atexit
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -31,6 +33,7 @@ def arguments():
 
 def install(zip_path):
     folder = tempfile.mkdtemp(prefix="cloth_untangle_bench_")
+    atexit.register(shutil.rmtree, folder, True)
     os.environ["BLENDER_USER_SCRIPTS"] = folder
     bpy.ops.preferences.addon_install(filepath=zip_path)
     bpy.ops.preferences.addon_enable(module="cloth_untangle")

@@ -28,14 +28,20 @@ def arguments():
     return parser.parse_args(argv)
 
 
+def temporary_folder(prefix="cloth_untangle_"):
+    """A new empty folder, removed when Blender exits (a test must not leave files behind)."""
+    folder = tempfile.mkdtemp(prefix=prefix)
+    atexit.register(shutil.rmtree, folder, True)
+    return folder
+
+
 def install(zip_path=None):
     """Installs and enables the zip in a fresh temporary user scripts folder; returns the
     add-on's package module and the folder."""
     zip_path = zip_path or arguments().zip
     if not os.path.isfile(zip_path):
         raise FileNotFoundError(f"add-on zip not found: {zip_path}")
-    folder = tempfile.mkdtemp(prefix="cloth_untangle_scripts_")
-    atexit.register(shutil.rmtree, folder, True)
+    folder = temporary_folder("cloth_untangle_scripts_")
     os.environ["BLENDER_USER_SCRIPTS"] = folder
     bpy.ops.preferences.addon_install(filepath=zip_path, overwrite=True)
     installed = os.path.join(folder, "addons", MODULE)

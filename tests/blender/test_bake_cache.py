@@ -7,7 +7,6 @@ partial PC2."""
 
 import os
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -49,7 +48,7 @@ def test_bake_plays_back_untangled_frames():
         scene.frame_set(frame)
         pairs_in.append(len(h.object_pairs(cloth)))
     h.expect(max(pairs_in) > 0, f"the Blender cloth is not tangled: {pairs_in}")
-    folder = tempfile.mkdtemp(prefix="cloth_untangle_bake_")
+    folder = h.temporary_folder("cloth_untangle_bake_")
     h.select_only([cloth])
     h.expect(bpy.ops.cloth_untangle.bake_cache(directory=folder) == {'FINISHED'}, "bake failed")
 
@@ -106,7 +105,7 @@ class _CancelAfter:
 def test_cancelled_bake_leaves_a_valid_partial_cache():
     from cloth_untangle import operators, properties
     cloth = baked_cloth()
-    folder = tempfile.mkdtemp(prefix="cloth_untangle_cancel_")
+    folder = h.temporary_folder("cloth_untangle_cancel_")
     h.select_only([cloth])
     context = bpy.context
     job = operators.BakeJob(context, [cloth], folder)

@@ -6,7 +6,6 @@ with nowhere to write."""
 import os
 import shutil
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -42,7 +41,7 @@ def scene_state():
 def test_library_that_fails_to_load():
     # Runs first: native.py caches a library only once it loaded one.
     h.empty_scene()
-    bad = os.path.join(tempfile.mkdtemp(), "libuntangle.so")
+    bad = os.path.join(h.temporary_folder(), "libuntangle.so")
     with open(bad, "w") as stream:
         stream.write("not a shared library\n")
     hidden = LIBRARY + ".hidden"
@@ -53,7 +52,7 @@ def test_library_that_fails_to_load():
         h.select_only([obj])
         state = scene_state()
         for call in (bpy.ops.cloth_untangle.untangle_selected,
-                     lambda: bpy.ops.cloth_untangle.bake_cache(directory=tempfile.mkdtemp()),
+                     lambda: bpy.ops.cloth_untangle.bake_cache(directory=h.temporary_folder()),
                      bpy.ops.cloth_untangle.show_intersections,
                      lambda: bpy.ops.cloth_untangle.add_scene(scene='two-sheets')):
             h.expect_error(call, "cannot load libuntangle", bad, LIBRARY)
@@ -86,7 +85,7 @@ def test_topology_changing_modifier():
     h.select_only([obj])
     state = scene_state()
     h.expect_error(bpy.ops.cloth_untangle.untangle_selected, "'Subdivided'", "topology")
-    h.expect_error(lambda: bpy.ops.cloth_untangle.bake_cache(directory=tempfile.mkdtemp()),
+    h.expect_error(lambda: bpy.ops.cloth_untangle.bake_cache(directory=h.temporary_folder()),
                    "'Subdivided'", "topology")
     h.expect(scene_state() == state, "a failed call changed the scene")
 

@@ -5,7 +5,6 @@ against hand-built data. None of this needs the library to be loaded."""
 
 import os
 import sys
-import tempfile
 import tomllib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -109,7 +108,7 @@ def test_pc2_round_trip_and_header():
     import cloth_untangle.pc2 as pc2
     rng = np.random.default_rng(3)
     frames = rng.normal(size=(5, 7, 3)).astype(np.float32)
-    path = os.path.join(tempfile.mkdtemp(), "x.pc2")
+    path = os.path.join(h.temporary_folder(), "x.pc2")
     pc2.write(path, frames, start=12)
     header, data = h.read_pc2(path)
     h.expect(header == {"signature": b"POINTCACHE2\0", "version": 1, "vertices": 7,

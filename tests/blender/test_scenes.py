@@ -6,7 +6,6 @@ fall to 0; Show Intersections selects exactly the faces Blender's overlap finds.
 
 import os
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -95,7 +94,7 @@ def test_bake_scene_tangled_start_reaches_zero():
     cloth = add("tangled-start")['CLOTH'][0]
     props = bpy.context.scene.cloth_untangle
     props.scene_frames = 12
-    folder = tempfile.mkdtemp(prefix="cloth_untangle_scene_")
+    folder = h.temporary_folder("cloth_untangle_scene_")
     h.select_only([cloth])
     h.expect(bpy.ops.cloth_untangle.bake_scene(directory=folder) == {'FINISHED'}, "bake scene")
     cache = cloth.modifiers[-1]
