@@ -31,38 +31,8 @@ import time
 
 from mathutils.bvhtree import BVHTree
 
-
-def script_arguments():
-    argv = sys.argv
-    return argv[argv.index("--") + 1:] if "--" in argv else []
-
-
-def find_cli():
-    path = os.environ.get("UNTANGLE_CLI")
-    if path:
-        return path
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    return os.path.join(root, "build", "release", "cli", "untangle")
-
-
-def read_obj(path):
-    """Vertices and fan-triangulated faces of an OBJ file (v and f statements only)."""
-    vertices, triangles = [], []
-    with open(path) as f:
-        for line in f:
-            parts = line.split()
-            if not parts:
-                continue
-            if parts[0] == "v":
-                vertices.append((float(parts[1]), float(parts[2]), float(parts[3])))
-            elif parts[0] == "f":
-                corners = []
-                for token in parts[1:]:
-                    index = int(token.split("/")[0])
-                    corners.append(index - 1 if index > 0 else len(vertices) + index)
-                for i in range(1, len(corners) - 1):
-                    triangles.append((corners[0], corners[i], corners[i + 1]))
-    return vertices, triangles
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from blender_script import fan_triangles, find_cli, read_obj, script_arguments  # noqa: E402
 
 
 def blender_pairs(vertices, triangles, repeat):
@@ -121,7 +91,8 @@ def main():
     print(header)
     rows = []
     for path in meshes:
-        vertices, triangles = read_obj(path)
+        vertices, faces = read_obj(path)
+        triangles = fan_triangles(faces)
         blender_s, raw_count, blender_count = blender_pairs(vertices, triangles, repeat)
         ours_s, build_s, result = untangle_detect(cli, path, repeat, threads)
         ratio = blender_s / ours_s if ours_s > 0 else float("inf")

@@ -24,6 +24,9 @@ import time
 
 import bpy
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from blender_script import find_cli, script_arguments  # noqa: E402
+
 SIDE = 40
 SPACING = 0.145
 HEIGHT = 2.6
@@ -31,23 +34,10 @@ SPHERE_RADIUS = 0.9
 LAYER_GAP = 0.02
 
 
-def script_arguments():
-    argv = sys.argv
-    return argv[argv.index("--") + 1:] if "--" in argv else []
-
-
 def option(args, name, default):
     if name in args:
         return int(args[args.index(name) + 1])
     return default
-
-
-def find_cli():
-    path = os.environ.get("UNTANGLE_CLI")
-    if path:
-        return path
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    return os.path.join(root, "build", "release", "cli", "untangle")
 
 
 def grid_object():

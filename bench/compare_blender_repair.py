@@ -30,36 +30,8 @@ import time
 import bpy
 from mathutils.bvhtree import BVHTree
 
-
-def script_arguments():
-    argv = sys.argv
-    return argv[argv.index("--") + 1:] if "--" in argv else []
-
-
-def find_cli():
-    path = os.environ.get("UNTANGLE_CLI")
-    if path:
-        return path
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    return os.path.join(root, "build", "release", "cli", "untangle")
-
-
-def read_obj(path):
-    vertices, faces = [], []
-    with open(path) as f:
-        for line in f:
-            parts = line.split()
-            if not parts:
-                continue
-            if parts[0] == "v":
-                vertices.append((float(parts[1]), float(parts[2]), float(parts[3])))
-            elif parts[0] == "f":
-                corners = []
-                for token in parts[1:]:
-                    index = int(token.split("/")[0])
-                    corners.append(index - 1 if index > 0 else len(vertices) + index)
-                faces.append(tuple(corners))
-    return vertices, faces
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from blender_script import fan_triangles, find_cli, read_obj, script_arguments  # noqa: E402
 
 
 def read_pc2(path):
@@ -69,10 +41,6 @@ def read_pc2(path):
     values = struct.unpack_from(f"<{3 * points * samples}f", data, 32)
     return [[tuple(values[3 * (s * points + v):3 * (s * points + v) + 3]) for v in range(points)]
             for s in range(samples)]
-
-
-def fan_triangles(faces):
-    return [(face[0], face[i], face[i + 1]) for face in faces for i in range(1, len(face) - 1)]
 
 
 def overlap_pairs(positions, triangles):

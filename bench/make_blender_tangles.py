@@ -32,10 +32,8 @@ import bpy
 from mathutils import Matrix
 from mathutils.bvhtree import BVHTree
 
-
-def script_arguments():
-    argv = sys.argv
-    return argv[argv.index("--") + 1:] if "--" in argv else []
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from blender_script import script_arguments  # noqa: E402
 
 
 def clear_scene():
