@@ -16,28 +16,14 @@ namespace {
 PolygonMesh folded_ridge(Index side, double ridge_x) {
   const double s = 0.05;
   const double width = (side - 1) * s;
-  PolygonMesh piece;
   const Index half = side / 2;
-  for (Index j = 0; j < side; ++j) {
-    for (Index i = 0; i < side; ++i) {
-      if (j < half) {
-        piece.positions.emplace_back(i * s, j * s, 0.0);
-        continue;
-      }
-      const double x = i * s + 0.31 * s, y = (side - 1 - j) * s + 0.5 * s;
-      const double dx = (x - ridge_x * width) / (0.18 * width);
-      const double dy = (y - 0.45 * half * s) / (0.08 * width);
-      piece.positions.emplace_back(x, y, -0.02 + 0.045 * std::exp(-dx * dx - dy * dy));
-    }
-  }
-  for (Index j = 0; j + 1 < side; ++j) {
-    for (Index i = 0; i + 1 < side; ++i) {
-      const Index v = j * side + i;
-      piece.face_sizes.push_back(4);
-      piece.face_indices.insert(piece.face_indices.end(), {v, v + 1, v + side + 1, v + side});
-    }
-  }
-  return piece;
+  return quad_grid(side, side, [&](Index i, Index j) {
+    if (j < half) return Vec3(i * s, j * s, 0.0);
+    const double x = i * s + 0.31 * s, y = (side - 1 - j) * s + 0.5 * s;
+    const double dx = (x - ridge_x * width) / (0.18 * width);
+    const double dy = (y - 0.45 * half * s) / (0.08 * width);
+    return Vec3(x, y, -0.02 + 0.045 * std::exp(-dx * dx - dy * dy));
+  });
 }
 
 void BM_UntangleOneState(benchmark::State& state) {

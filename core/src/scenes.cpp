@@ -6,25 +6,6 @@
 namespace untangle {
 namespace {
 
-// A grid of columns x rows particles as quads; vertex (row, column) has index row * columns +
-// column and sits at place(row, column).
-template <typename Place>
-PolygonMesh grid(Index columns, Index rows, Place place) {
-  PolygonMesh mesh;
-  mesh.positions.reserve(static_cast<std::size_t>(columns) * rows);
-  for (Index r = 0; r < rows; ++r) {
-    for (Index c = 0; c < columns; ++c) mesh.positions.push_back(place(r, c));
-  }
-  for (Index r = 0; r + 1 < rows; ++r) {
-    for (Index c = 0; c + 1 < columns; ++c) {
-      const Index v = r * columns + c;
-      mesh.face_sizes.push_back(4);
-      mesh.face_indices.insert(mesh.face_indices.end(), {v, v + 1, v + columns + 1, v + columns});
-    }
-  }
-  return mesh;
-}
-
 // 1 inside |u| <= flat, falling smoothly (cosine) to 0 at |u| = flat + fade.
 double plateau(double u, double flat, double fade) {
   const double a = std::abs(u);
@@ -49,7 +30,7 @@ Scene tangled_start() {
   Scene scene;
   scene.name = "tangled-start";
   // Rest shape: a flat sheet hanging in the x-z plane, top row at z = 4.9.
-  scene.pieces.push_back(grid(kSide, kSide, [&](Index r, Index c) {
+  scene.pieces.push_back(quad_grid(kSide, kSide, [&](Index c, Index r) {
     return Vec3((c - centre) * kSpacing, 0, (kSide - 1 - r) * kSpacing);
   }));
   // Folded: the front half stays; row 25 hangs one spacing below row 24 at the layer gap behind,
@@ -85,7 +66,7 @@ Scene dropped_cloth() {
 
   Scene scene;
   scene.name = "dropped-cloth";
-  scene.pieces.push_back(grid(kSide, kSide, [&](Index r, Index c) {
+  scene.pieces.push_back(quad_grid(kSide, kSide, [&](Index c, Index r) {
     return Vec3((c - centre) * kSpacing, (r - centre) * kSpacing, kHeight);
   }));
   for (const Vec3& p : scene.pieces[0].positions) {
@@ -109,10 +90,10 @@ Scene two_sheets() {
 
   Scene scene;
   scene.name = "two-sheets";
-  scene.pieces.push_back(grid(kSide, kSide, [&](Index r, Index c) {
+  scene.pieces.push_back(quad_grid(kSide, kSide, [&](Index c, Index r) {
     return Vec3((c - centre) * kSpacing, (r - centre) * kSpacing, kHeight);
   }));
-  scene.pieces.push_back(grid(kSide, kSide, [&](Index r, Index c) {
+  scene.pieces.push_back(quad_grid(kSide, kSide, [&](Index c, Index r) {
     const double x = (c - centre) * kSpacing, y = (r - centre) * kSpacing;
     return Vec3(std::cos(turn) * x - std::sin(turn) * y, std::sin(turn) * x + std::cos(turn) * y,
                 kHeight + kAbove);

@@ -17,18 +17,8 @@ constexpr double kThickness = 0.01;
 
 // A flat kSide x kSide grid at height z, quads counter-clockwise seen from above (normal +z).
 PolygonMesh grid(double z) {
-  PolygonMesh mesh;
-  for (int j = 0; j < kSide; ++j) {
-    for (int i = 0; i < kSide; ++i) mesh.positions.emplace_back(i * kSpacing, j * kSpacing, z);
-  }
-  for (int j = 0; j + 1 < kSide; ++j) {
-    for (int i = 0; i + 1 < kSide; ++i) {
-      const auto v = static_cast<Index>(j * kSide + i);
-      mesh.face_sizes.push_back(4);
-      mesh.face_indices.insert(mesh.face_indices.end(), {v, v + 1, v + kSide + 1, v + kSide});
-    }
-  }
-  return mesh;
+  return quad_grid(kSide, kSide,
+                   [z](Index i, Index j) { return Vec3(i * kSpacing, j * kSpacing, z); });
 }
 
 // Height of a sheet (a height field over the grid's square) at (x, y), from its triangles.

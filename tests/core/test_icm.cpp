@@ -288,24 +288,13 @@ TEST(IcmSpread, AverageIsWeightedByClosenessToTheHit) {
 // that shrinks as it is lowered: two-sheet crossings with an expected direction.
 std::vector<PolygonMesh> peaked_crossing(Index n = 12, Index count = 1) {
   std::vector<PolygonMesh> pieces(1 + count);
-  auto grid = [n](PolygonMesh& piece, auto position) {
-    for (Index j = 0; j < n; ++j) {
-      for (Index i = 0; i < n; ++i) piece.positions.push_back(position(i, j));
-    }
-    for (Index j = 0; j + 1 < n; ++j) {
-      for (Index i = 0; i + 1 < n; ++i) {
-        const Index v = j * n + i;
-        piece.face_sizes.push_back(4);
-        piece.face_indices.insert(piece.face_indices.end(), {v, v + 1, v + n + 1, v + n});
-      }
-    }
-  };
   const double step = 2.0 / (n - 1);
-  grid(pieces[0],
-       [&](Index i, Index j) { return Vec3(-1 + i * step + 0.0071, -1 + j * step + 0.0033, 0.0); });
+  pieces[0] = quad_grid(n, n, [&](Index i, Index j) {
+    return Vec3(-1 + i * step + 0.0071, -1 + j * step + 0.0033, 0.0);
+  });
   for (Index k = 0; k < count; ++k) {
     const double y = count == 1 ? 0.013 : -0.7 + 1.4 * k / (count - 1) + 0.013;
-    grid(pieces[1 + k], [&](Index i, Index j) {
+    pieces[1 + k] = quad_grid(n, n, [&](Index i, Index j) {
       const double x = -0.8 + i * 1.6 / (n - 1);
       const double top = 0.45 - 0.7 * std::abs(x);  // the peak: above z = 0 for |x| < 0.64
       const double z = -0.8 + (top + 0.8) * j / (n - 1);

@@ -8,19 +8,9 @@ namespace untangle {
 namespace {
 
 // A grid of (columns x rows) particles as quads, in the plane z = 0.
-PolygonMesh quad_grid(Index columns, Index rows, double spacing = 1.0) {
-  PolygonMesh mesh;
-  for (Index j = 0; j < rows; ++j) {
-    for (Index i = 0; i < columns; ++i) mesh.positions.push_back(Vec3(i * spacing, j * spacing, 0));
-  }
-  for (Index j = 0; j + 1 < rows; ++j) {
-    for (Index i = 0; i + 1 < columns; ++i) {
-      const Index v = j * columns + i;
-      mesh.face_sizes.push_back(4);
-      mesh.face_indices.insert(mesh.face_indices.end(), {v, v + 1, v + columns + 1, v + columns});
-    }
-  }
-  return mesh;
+PolygonMesh flat_grid(Index columns, Index rows, double spacing = 1.0) {
+  return quad_grid(columns, rows,
+                   [spacing](Index i, Index j) { return Vec3(i * spacing, j * spacing, 0); });
 }
 
 ClothMesh build_one(const PolygonMesh& piece) {
@@ -38,7 +28,7 @@ std::string build_error(const PolygonMesh& piece) {
 
 TEST(ClothMesh, QuadGridTopologyMatchesClosedForm) {
   const Index c = 7, r = 5;
-  const ClothMesh mesh = build_one(quad_grid(c, r));
+  const ClothMesh mesh = build_one(flat_grid(c, r));
   const std::size_t quads = (c - 1) * (r - 1);
   EXPECT_EQ(mesh.vertex_count(), c * r);
   EXPECT_EQ(mesh.triangle_count(), 2 * quads);
@@ -63,7 +53,7 @@ TEST(ClothMesh, QuadGridTopologyMatchesClosedForm) {
 }
 
 TEST(ClothMesh, EveryEdgeKnowsItsTriangles) {
-  const ClothMesh mesh = build_one(quad_grid(4, 4));
+  const ClothMesh mesh = build_one(flat_grid(4, 4));
   for (Index t = 0; t < mesh.triangle_count(); ++t) {
     for (Index k = 0; k < 3; ++k) {
       const MeshEdge& edge = mesh.edges[mesh.triangle_edges[t][k]];
@@ -76,7 +66,7 @@ TEST(ClothMesh, EveryEdgeKnowsItsTriangles) {
 }
 
 TEST(ClothMesh, PiecesAreNumberedInOrder) {
-  const std::vector<PolygonMesh> pieces{quad_grid(3, 3), quad_grid(4, 2)};
+  const std::vector<PolygonMesh> pieces{flat_grid(3, 3), flat_grid(4, 2)};
   const ClothMesh mesh = ClothMesh::build(pieces);
   EXPECT_EQ(mesh.piece_count(), 2u);
   EXPECT_EQ(mesh.piece_vertex_begin, (std::vector<Index>{0, 9, 17}));
@@ -113,13 +103,13 @@ TEST(ClothMesh, NgonsAreFannedIntoPairedLeaves) {
 }
 
 TEST(ClothMesh, RejectsIndexOutOfRange) {
-  PolygonMesh mesh = quad_grid(3, 3);
+  PolygonMesh mesh = flat_grid(3, 3);
   mesh.face_indices[2] = 20;
   EXPECT_EQ(build_error(mesh), "face 0 uses vertex 20, but the mesh has 9 vertices");
 }
 
 TEST(ClothMesh, NamesThePieceWhenThereAreSeveral) {
-  std::vector<PolygonMesh> pieces{quad_grid(3, 3), quad_grid(3, 3)};
+  std::vector<PolygonMesh> pieces{flat_grid(3, 3), flat_grid(3, 3)};
   pieces[1].face_indices[5] = 9;
   try {
     ClothMesh::build(pieces);
@@ -130,7 +120,7 @@ TEST(ClothMesh, NamesThePieceWhenThereAreSeveral) {
 }
 
 TEST(ClothMesh, RejectsShortAndRepeatingFaces) {
-  PolygonMesh mesh = quad_grid(3, 3);
+  PolygonMesh mesh = flat_grid(3, 3);
   mesh.face_indices[1] = mesh.face_indices[0];
   EXPECT_EQ(build_error(mesh), "face 0 uses vertex 0 more than once");
   PolygonMesh two{{Vec3(0, 0, 0), Vec3(1, 0, 0)}, {2}, {0, 1}};
@@ -138,7 +128,7 @@ TEST(ClothMesh, RejectsShortAndRepeatingFaces) {
 }
 
 TEST(ClothMesh, RejectsNonFiniteCoordinates) {
-  PolygonMesh mesh = quad_grid(3, 3);
+  PolygonMesh mesh = flat_grid(3, 3);
   mesh.positions[4].y() = std::numeric_limits<double>::quiet_NaN();
   EXPECT_EQ(build_error(mesh), "vertex 4 has a non-finite coordinate (NaN or Inf)");
   mesh.positions[4].y() = std::numeric_limits<double>::infinity();
@@ -149,7 +139,7 @@ TEST(ClothMesh, RejectsEmptyMeshesAndMismatchedCounts) {
   EXPECT_EQ(build_error(PolygonMesh{}), "the mesh has no vertices");
   PolygonMesh no_faces{{Vec3(0, 0, 0)}, {}, {}};
   EXPECT_EQ(build_error(no_faces), "the mesh has no faces");
-  PolygonMesh mesh = quad_grid(3, 3);
+  PolygonMesh mesh = flat_grid(3, 3);
   mesh.face_indices.pop_back();
   EXPECT_EQ(build_error(mesh),
             "the face sizes add up to 16 corners, but 15 vertex indices were given");

@@ -69,27 +69,12 @@ double strain_against(const ClothMesh& mesh, const Positions& reference, const P
   return strain;
 }
 
-PolygonMesh grid(Index columns, Index rows, auto position) {
-  PolygonMesh piece;
-  for (Index j = 0; j < rows; ++j) {
-    for (Index i = 0; i < columns; ++i) piece.positions.push_back(position(i, j));
-  }
-  for (Index j = 0; j + 1 < rows; ++j) {
-    for (Index i = 0; i + 1 < columns; ++i) {
-      const Index v = j * columns + i;
-      piece.face_sizes.push_back(4);
-      piece.face_indices.insert(piece.face_indices.end(), {v, v + 1, v + columns + 1, v + columns});
-    }
-  }
-  return piece;
-}
-
 // One sheet, 16 x 24 at spacing 0.1: the front half flat in z = 0, the back half folded under it
 // at z = -0.04 with a ridge (elongated bump) that rises 0.05 through the front half.
 PolygonMesh folded_ridge(double ridge_x = 0.75, double height = 0.09) {
   const Index columns = 16, rows = 24;
   const double s = 0.1;
-  return grid(columns, rows, [&](Index i, Index j) {
+  return quad_grid(columns, rows, [&](Index i, Index j) {
     if (j < rows / 2) return Vec3(i * s, j * s, 0.0);
     const double x = i * s + 0.031;  // not under the front half's edges: no hit through an edge
     const double y = (rows - 1 - j) * s + 0.5 * s;
@@ -102,12 +87,12 @@ PolygonMesh folded_ridge(double ridge_x = 0.75, double height = 0.09) {
 // lowest corner pokes 0.12 through the first.
 std::vector<PolygonMesh> corner_through_sheet() {
   const double s = 0.1;
-  PolygonMesh flat = grid(15, 15, [&](Index i, Index j) {
+  PolygonMesh flat = quad_grid(15, 15, [&](Index i, Index j) {
     return Vec3(-0.7 + i * s + 0.0037, -0.7 + j * s + 0.0021, 0.0);
   });
   const double c = std::cos(std::numbers::pi / 4),
                tilt = 0.9;  // tilt: z rises along the sheet's diagonal
-  PolygonMesh tilted = grid(11, 11, [&](Index i, Index j) {
+  PolygonMesh tilted = quad_grid(11, 11, [&](Index i, Index j) {
     const double u = i * s, v = j * s;  // the corner (0, 0) is the lowest
     return Vec3((u - v) * c + 0.013, (u + v) * c * std::cos(tilt) - 0.35,
                 (u + v) * c * std::sin(tilt) - 0.12);
@@ -120,12 +105,12 @@ std::vector<PolygonMesh> corner_through_sheet() {
 // whose lower part cuts through the first along one open contour.
 std::vector<PolygonMesh> tilted_sheet_through_flat_one() {
   PolygonMesh flat =
-      grid(21, 21, [](Index i, Index j) { return Vec3(-1 + 0.1 * i, -1 + 0.1 * j, 0); });
+      quad_grid(21, 21, [](Index i, Index j) { return Vec3(-1 + 0.1 * i, -1 + 0.1 * j, 0); });
   const Eigen::Matrix3d turn =
       (Eigen::AngleAxisd(0.3, Vec3::UnitZ()) * Eigen::AngleAxisd(0.6, Vec3::UnitY()) *
        Eigen::AngleAxisd(0.05, Vec3::UnitX()))
           .toRotationMatrix();
-  PolygonMesh tilted = grid(21, 21, [&](Index i, Index j) {
+  PolygonMesh tilted = quad_grid(21, 21, [&](Index i, Index j) {
     return Vec3(turn * Vec3(-0.6 + 0.06 * i, -0.6 + 0.06 * j, 0) + Vec3(0.1, 0.05, 0.3));
   });
   return {flat, tilted};

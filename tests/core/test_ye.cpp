@@ -19,24 +19,6 @@ constexpr double kSpacing = 0.1;
 constexpr int kStripColumns = 7;
 constexpr int kStripRows = 8;
 
-// A grid of quads (counter-clockwise) with corner(i, j) giving the position of column i, row j.
-template <typename Corner>
-PolygonMesh grid(int columns, int rows, Corner corner) {
-  PolygonMesh mesh;
-  for (int j = 0; j < rows; ++j) {
-    for (int i = 0; i < columns; ++i) mesh.positions.push_back(corner(i, j));
-  }
-  for (int j = 0; j + 1 < rows; ++j) {
-    for (int i = 0; i + 1 < columns; ++i) {
-      const auto v = static_cast<Index>(j * columns + i);
-      const auto c = static_cast<Index>(columns);
-      mesh.face_sizes.push_back(4);
-      mesh.face_indices.insert(mesh.face_indices.end(), {v, v + 1, v + c + 1, v + c});
-    }
-  }
-  return mesh;
-}
-
 // Piece 0: a 12 x 12 sheet in z = 0. Piece 1: a vertical strip in the plane y = 0.437, 7 columns
 // wide, rows at z = -0.555 + 0.1 j: rows 6 and 7 (14 vertices) poke above the sheet, rows 0-5
 // (42 vertices) are below it. Offsets keep every hit off vertices and edges.
@@ -56,8 +38,8 @@ struct StripThroughSheet {
       return Vec3(0.613 + (i - 3) * kSpacing * (1 - taper * j), 0.437, -0.555 + j * kSpacing);
     };
     const std::vector<PolygonMesh> pieces{
-        grid(12, 12, [](int i, int j) { return Vec3(i * kSpacing, j * kSpacing, 0); }),
-        grid(kStripColumns, kStripRows, strip_corner)};
+        quad_grid(12, 12, [](int i, int j) { return Vec3(i * kSpacing, j * kSpacing, 0); }),
+        quad_grid(kStripColumns, kStripRows, strip_corner)};
     mesh = ClothMesh::build(pieces);
     x = mesh.rest_positions;
     inverse_mass.assign(mesh.vertex_count(), 1.0);

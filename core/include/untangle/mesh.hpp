@@ -20,6 +20,26 @@ struct PolygonMesh {
   std::vector<Index> face_indices;  // corners of all polygons, concatenated
 };
 
+// A grid of columns x rows vertices joined by quads: vertex i + j * columns (column i, row j) at
+// place(i, j), quad (i, j), (i + 1, j), (i + 1, j + 1), (i, j + 1), so counter-clockwise seen
+// from +z when place maps i to +x and j to +y. Used by the scenes, the tests and the benches.
+template <typename Place>
+PolygonMesh quad_grid(Index columns, Index rows, Place place) {
+  PolygonMesh mesh;
+  mesh.positions.reserve(static_cast<std::size_t>(columns) * rows);
+  for (Index j = 0; j < rows; ++j) {
+    for (Index i = 0; i < columns; ++i) mesh.positions.push_back(place(i, j));
+  }
+  for (Index j = 0; j + 1 < rows; ++j) {
+    for (Index i = 0; i + 1 < columns; ++i) {
+      const Index v = j * columns + i;
+      mesh.face_sizes.push_back(4);
+      mesh.face_indices.insert(mesh.face_indices.end(), {v, v + 1, v + columns + 1, v + columns});
+    }
+  }
+  return mesh;
+}
+
 // Thrown by ClothMesh::build with a message that names the piece, face and vertex at fault.
 class MeshError : public std::runtime_error {
  public:

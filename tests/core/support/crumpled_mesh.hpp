@@ -17,20 +17,8 @@ namespace untangle::test {
 // A flat grid of nx x ny quads in the xy plane, corner at `origin`, (nx+1)(ny+1) vertices in
 // row-major order (vertex i + j (nx+1) at origin + spacing (i, j, 0)). 2 nx ny triangles.
 inline PolygonMesh grid(int nx, int ny, double spacing = 1.0, const Vec3& origin = Vec3::Zero()) {
-  PolygonMesh mesh;
-  for (int j = 0; j <= ny; ++j) {
-    for (int i = 0; i <= nx; ++i) mesh.positions.push_back(origin + spacing * Vec3(i, j, 0));
-  }
-  const auto id = [nx](int i, int j) { return static_cast<Index>(i + j * (nx + 1)); };
-  for (int j = 0; j < ny; ++j) {
-    for (int i = 0; i < nx; ++i) {
-      mesh.face_sizes.push_back(4);
-      for (Index v : {id(i, j), id(i + 1, j), id(i + 1, j + 1), id(i, j + 1)}) {
-        mesh.face_indices.push_back(v);
-      }
-    }
-  }
-  return mesh;
+  return quad_grid(static_cast<Index>(nx + 1), static_cast<Index>(ny + 1),
+                   [&](Index i, Index j) { return Vec3(origin + spacing * Vec3(i, j, 0)); });
 }
 
 struct CrumpleOptions {
