@@ -101,8 +101,10 @@ Vec3 closest_point_on_triangle(const Vec3& p, const Vec3& a, const Vec3& b, cons
     barycentric = Vec3(0, 1, 0);
     return b;
   }
+  // Each edge region asks for an edge of non-zero length (d1 - d3 = |ab|^2, d2 - d6 = |ac|^2,
+  // the sum for bc = |bc|^2): two equal corners would give 0 / 0. The other regions hold p then.
   const double vc = d1 * d4 - d3 * d2;
-  if (vc <= 0 && d1 >= 0 && d3 <= 0) {
+  if (vc <= 0 && d1 >= 0 && d3 <= 0 && d1 - d3 > 0) {
     const double v = d1 / (d1 - d3);
     barycentric = Vec3(1 - v, v, 0);
     return a + v * ab;
@@ -114,13 +116,13 @@ Vec3 closest_point_on_triangle(const Vec3& p, const Vec3& a, const Vec3& b, cons
     return c;
   }
   const double vb = d5 * d2 - d1 * d6;
-  if (vb <= 0 && d2 >= 0 && d6 <= 0) {
+  if (vb <= 0 && d2 >= 0 && d6 <= 0 && d2 - d6 > 0) {
     const double w = d2 / (d2 - d6);
     barycentric = Vec3(1 - w, 0, w);
     return a + w * ac;
   }
   const double va = d3 * d6 - d5 * d4;
-  if (va <= 0 && (d4 - d3) >= 0 && (d5 - d6) >= 0) {
+  if (va <= 0 && (d4 - d3) >= 0 && (d5 - d6) >= 0 && (d4 - d3) + (d5 - d6) > 0) {
     const double w = (d4 - d3) / ((d4 - d3) + (d5 - d6));
     barycentric = Vec3(0, 1 - w, w);
     return b + w * (c - b);
@@ -179,6 +181,20 @@ bool add_unique(std::array<Index, N>& items, int& count, Index item) {
   return true;
 }
 
+bool holds(const ProximitySearch::LeafParts& p, Index vertex) {
+  for (int k = 0; k < p.vertex_count; ++k) {
+    if (p.vertices[k] == vertex) return true;
+  }
+  return false;
+}
+
+void list_detectable_triangles(const ClothMesh& mesh, Index leaf, ProximitySearch::LeafParts& p) {
+  p.triangle_count = 0;
+  for (Index t : mesh.leaves[leaf]) {
+    if (t != kNoIndex && mesh.triangle_detectable[t]) p.triangles[p.triangle_count++] = t;
+  }
+}
+
 // Each vertex and each edge is owned by one leaf (that of its first triangle) and tested only from
 // there: a close pair still meets, since the owner's volume holds the vertex or edge, and every
 // pair is tested once instead of up to four times.
@@ -199,9 +215,9 @@ std::vector<ProximitySearch::LeafParts> find_leaf_parts(const ClothMesh& mesh) {
   std::vector<ProximitySearch::LeafParts> parts(mesh.leaves.size());
   for (std::size_t leaf = 0; leaf < mesh.leaves.size(); ++leaf) {
     ProximitySearch::LeafParts& p = parts[leaf];
+    list_detectable_triangles(mesh, static_cast<Index>(leaf), p);
     for (Index t : mesh.leaves[leaf]) {
       if (t == kNoIndex) continue;
-      if (mesh.triangle_detectable[t]) p.triangles[p.triangle_count++] = t;
       for (int k = 0; k < 3; ++k) {
         const Index v = mesh.triangles[t][k];
         if (add_unique(p.vertices, p.vertex_count, v) && vertex_leaf[v] == leaf) {
@@ -249,6 +265,13 @@ ProximitySearch::ProximitySearch(const Bvh& bvh)
   find_skips();
 }
 
+void ProximitySearch::update_detectable_triangles() {
+  const ClothMesh& mesh = bvh_->mesh();
+  for (std::size_t leaf = 0; leaf < parts_.size(); ++leaf) {
+    list_detectable_triangles(mesh, static_cast<Index>(leaf), parts_[leaf]);
+  }
+}
+
 // Only leaves that hold a vertex of a's leaf or of its ring can hold a neighbour of a's points or
 // edges: those are the candidates for b. Marks instead of a ring scan per test: near[w] has bit
 // k when w is a's vertex k or shares a polygon with it (the ring rule), and bit 4 + k when w is
@@ -259,6 +282,7 @@ void ProximitySearch::find_skips() {
   skip_offsets_.assign(parts_.size() + 1, 0);
   std::vector<std::uint8_t> near(mesh.vertex_count(), 0);
   std::vector<Index> marked, others;
+  std::array<std::vector<Index>, 5> edge_leaves;
   for (std::size_t a = 0; a < parts_.size(); ++a) {
     const LeafParts& pa = parts_[a];
     marked.clear();
@@ -278,9 +302,17 @@ void ProximitySearch::find_skips() {
     std::array<unsigned, 4> owned_bits{};
     for (int i = 0; i < pa.owned_vertex_count; ++i) owned_bits[i] = bit_of(pa.owned_vertices[i]);
     std::array<std::array<unsigned, 2>, 5> edge_end_bits{};
+    // Per owned edge, the leaves that hold both its ends: an edge of b with both ends in one of
+    // them is another side of that leaf's quad, whichever leaves own the two sides.
+    for (auto& leaves : edge_leaves) leaves.clear();
     for (int i = 0; i < pa.owned_edge_count; ++i) {
       const auto& ea = mesh.edges[pa.owned_edges[i]].vertices;
       edge_end_bits[i] = {bit_of(ea[0]), bit_of(ea[1])};
+      for (Index t : mesh.vertex_triangles[ea[0]]) {
+        const Index c = mesh.triangle_leaf[t];
+        if (holds(parts_[c], ea[1])) edge_leaves[i].push_back(c);
+      }
+      sort_unique(edge_leaves[i]);
     }
     others.clear();
     for (Index w : marked) {
@@ -293,7 +325,6 @@ void ProximitySearch::find_skips() {
       const LeafParts& pb = parts_[b];
       unsigned near_b = 0;  // the vertices of a that touch (or are) some vertex of b
       for (int j = 0; j < pb.vertex_count; ++j) near_b |= near[pb.vertices[j]];
-      const unsigned a_in_b = near_b >> 4;
       Skips skips{b, {}, {}};
       for (const bool ring : {true, false}) {
         SkipMasks& masks = ring ? skips.ring : skips.shared;
@@ -307,11 +338,12 @@ void ProximitySearch::find_skips() {
         for (int j = 0; j < pb.owned_edge_count; ++j) {
           const auto& eb = mesh.edges[pb.owned_edges[j]].vertices;
           const unsigned near_edge = ((near[eb[0]] | near[eb[1]]) >> rule) & 15u;
-          const bool eb_in_a = (near[eb[0]] >> 4) != 0 && (near[eb[1]] >> 4) != 0;
           for (int i = 0; i < pa.owned_edge_count; ++i) {
             const auto& ends = edge_end_bits[i];
             // Two sides of one quad are neighbours under either rule (as within one leaf).
-            const bool one_leaf = eb_in_a || ((a_in_b & ends[0]) != 0 && (a_in_b & ends[1]) != 0);
+            const bool one_leaf = std::any_of(
+                edge_leaves[i].begin(), edge_leaves[i].end(),
+                [&](Index c) { return holds(parts_[c], eb[0]) && holds(parts_[c], eb[1]); });
             if (one_leaf || (near_edge & (ends[0] | ends[1])) != 0) {
               masks.edges |= std::uint32_t{1} << (5 * i + j);
             }

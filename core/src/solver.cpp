@@ -142,6 +142,7 @@ Solver::Solver(const Bvh& bvh) : mesh_(&bvh.mesh()), proximity_search_(bvh) {
 }
 
 void Solver::update_rest() {
+  proximity_search_.update_detectable_triangles();
   const Positions& rest = mesh_->rest_positions;
   for (DistanceConstraints* constraints : {&stretch_, &bending_, &limited_}) {
     for (std::size_t k = 0; k < constraints->particles.size(); ++k) {

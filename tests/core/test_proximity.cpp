@@ -2,6 +2,7 @@
 // all-pairs search with the same neighbour rule, on parallel sheets and on crumpled ones.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <set>
 
@@ -14,6 +15,28 @@ namespace {
 Vec3 random_point(std::mt19937_64& rng) {
   std::uniform_real_distribution<double> u(-1, 1);
   return Vec3(u(rng), u(rng), u(rng));
+}
+
+// A triangle with two equal corners (or all three) is a segment (or a point): the closest point
+// is that of the segment, computed here by projection, and never NaN.
+TEST(Proximity, ClosestPointOnADegenerateTriangleIsThatOfItsSegment) {
+  std::mt19937_64 rng(11);
+  for (int trial = 0; trial < 200; ++trial) {
+    const Vec3 u = random_point(rng), v = random_point(rng), p = 2 * random_point(rng);
+    const double along = std::clamp((p - u).dot(v - u) / (v - u).squaredNorm(), 0.0, 1.0);
+    const double expected = (p - (u + along * (v - u))).norm();
+    for (const auto& corners : {std::array<Vec3, 3>{u, u, v}, std::array<Vec3, 3>{u, v, v},
+                                std::array<Vec3, 3>{u, v, u}, std::array<Vec3, 3>{v, u, u}}) {
+      Vec3 bary;
+      const Vec3 q = closest_point_on_triangle(p, corners[0], corners[1], corners[2], bary);
+      ASSERT_TRUE(q.allFinite() && bary.allFinite());
+      EXPECT_NEAR((p - q).norm(), expected, 1e-12);
+      EXPECT_NEAR(bary.sum(), 1, 1e-12);
+    }
+    Vec3 bary;
+    const Vec3 q = closest_point_on_triangle(p, u, u, u, bary);
+    EXPECT_EQ(q, u);
+  }
 }
 
 TEST(Proximity, ClosestPointOnTriangleIsNoFartherThanAnySample) {
@@ -260,6 +283,55 @@ TEST(Proximity, AFewVerticesMovedBeyondTheMarginFindTheirNewPairs) {
     EXPECT_EQ(found.point_triangle, expected.point_triangle);
     EXPECT_EQ(found.edge_edge, expected.edge_edge);
   }
+}
+
+// Three quads in a row, listed left, right, middle: the middle quad's left side is owned by the
+// left quad's leaf and its right side by the right one's (each edge belongs to the first leaf
+// that has it). The middle quad is bent so those two opposite sides pass 0.01 apart with their
+// closest points inside both; they are two sides of one quad all the same, which neither rule
+// pairs.
+TEST(Proximity, OppositeSidesOfAQuadOwnedByTwoOtherLeavesAreNotPaired) {
+  PolygonMesh strip;
+  strip.positions = {Vec3(0, -1, 0),    Vec3(0, 1, 0),    Vec3(-1, 0, 0.01), Vec3(1, 0, 0.01),
+                     Vec3(0.5, -1, -1), Vec3(0.5, 1, -1), Vec3(-1, 0, 1.5),  Vec3(1, 0, 1.5)};
+  strip.face_sizes = {4, 4, 4};
+  strip.face_indices = {4, 5, 1, 0,   // left quad, side 0-1
+                        2, 3, 7, 6,   // right quad, side 2-3
+                        0, 1, 3, 2};  // middle quad: sides 0-1 and 3-2 opposite
+  const ClothMesh mesh = ClothMesh::build(std::vector{strip});
+  const Positions& x = mesh.rest_positions;
+  const double h = 0.05;
+  double s, t;
+  closest_points_of_segments(x[0], x[1], x[2], x[3], s, t);
+  ASSERT_LT(((x[0] + s * (x[1] - x[0])) - (x[2] + t * (x[3] - x[2]))).norm(), h);
+  ASSERT_TRUE(s > 0 && s < 1 && t > 0 && t < 1);  // a pair but for the rule
+  for (const bool ring_pairs : {false, true}) {
+    SCOPED_TRACE(ring_pairs);
+    expect_same_pairs(mesh, x, h, ring_pairs);
+  }
+}
+
+// A new rest shape changes which triangles are detectable (zero area in the rest shape: not);
+// the search's triangles follow once told. Built while the lower sheet's rest shape is crushed
+// to a line, it must find the pairs of the flat rest shape after the update.
+TEST(Proximity, DetectableTrianglesFollowANewRestShape) {
+  std::vector<PolygonMesh> pieces{test::grid(4, 4, 0.1),
+                                  test::grid(4, 4, 0.1, Vec3(0.033, 0.021, 0.015))};
+  ClothMesh mesh = ClothMesh::build(pieces);
+  const Positions flat = mesh.rest_positions;
+  Positions crushed = flat;
+  for (std::size_t v = 0; v < pieces[0].positions.size(); ++v) crushed[v].y() = 0;
+  mesh.set_rest_positions(crushed);
+  ASSERT_EQ(std::count(mesh.triangle_detectable.begin(), mesh.triangle_detectable.end(), 0), 32);
+  const Bvh bvh(mesh, flat);
+  ProximitySearch search(bvh);
+  const double h = 0.02;
+  EXPECT_EQ(search.find(flat, h).point_triangle, all_pairs(mesh, flat, h).point_triangle);
+  mesh.set_rest_positions(flat);
+  search.update_detectable_triangles();
+  const ProximityPairs expected = all_pairs(mesh, flat, h);
+  ASSERT_GT(expected.point_triangle.size(), 0u);
+  EXPECT_EQ(search.find(flat, h).point_triangle, expected.point_triangle);
 }
 
 }  // namespace

@@ -64,6 +64,10 @@ class ProximitySearch {
   // Pairs closer than `thickness` at `positions`; valid until the next call.
   const ProximityPairs& find(const Positions& positions, double thickness, bool ring_pairs = false);
 
+  // The mesh's rest shape changed (ClothMesh::set_rest_positions), and with it which triangles
+  // are detectable: the leaves' triangle lists follow.
+  void update_detectable_triangles();
+
  private:
   struct Task {
     Index a, b;  // a == b: the self test of a subtree; else the test of two subtrees

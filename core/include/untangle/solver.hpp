@@ -62,8 +62,8 @@ class Solver {
   // BVH's trees. The BVH must outlive the solver.
   explicit Solver(const Bvh& bvh);
 
-  // Takes the stretch and bending rest values from the mesh's rest shape again (after
-  // ClothMesh::set_rest_positions).
+  // Takes the stretch and bending rest values, and the proximity search's detectable triangles,
+  // from the mesh's rest shape again (after ClothMesh::set_rest_positions).
   void update_rest();
 
   // Runs settings.iterations iterations on x (the predicted positions on entry).

@@ -7,33 +7,10 @@
 #include <string>
 
 #include "untangle/bvh.hpp"
+#include "untangle/proximity.hpp"
 
 namespace untangle {
 namespace {
-
-// The point of triangle (a, b, c) closest to p, by the region of p in the triangle's plane
-// (vertex, edge or face region; Ericson, Real-Time Collision Detection 5.1.5).
-Vec3 closest_point_on_triangle(const Vec3& p, const Vec3& a, const Vec3& b, const Vec3& c) {
-  const Vec3 ab = b - a, ac = c - a, ap = p - a;
-  const double d1 = ab.dot(ap), d2 = ac.dot(ap);
-  if (d1 <= 0 && d2 <= 0) return a;
-  const Vec3 bp = p - b;
-  const double d3 = ab.dot(bp), d4 = ac.dot(bp);
-  if (d3 >= 0 && d4 <= d3) return b;
-  const double vc = d1 * d4 - d3 * d2;
-  if (vc <= 0 && d1 >= 0 && d3 <= 0) return a + (d1 / (d1 - d3)) * ab;
-  const Vec3 cp = p - c;
-  const double d5 = ab.dot(cp), d6 = ac.dot(cp);
-  if (d6 >= 0 && d5 <= d6) return c;
-  const double vb = d5 * d2 - d1 * d6;
-  if (vb <= 0 && d2 >= 0 && d6 <= 0) return a + (d2 / (d2 - d6)) * ac;
-  const double va = d3 * d6 - d5 * d4;
-  if (va <= 0 && (d4 - d3) >= 0 && (d5 - d6) >= 0) {
-    return b + ((d4 - d3) / ((d4 - d3) + (d5 - d6))) * (c - b);
-  }
-  const double denominator = 1.0 / (va + vb + vc);
-  return a + ab * (vb * denominator) + ac * (vc * denominator);
-}
 
 // Squared distance from p to the axis-aligned part (x, y, z slabs) of a node's volume: a lower
 // bound of the distance to anything inside it.
@@ -69,7 +46,8 @@ Closest closest_triangle(const ClothMesh& mesh, const Bvh& bvh, const Positions&
       for (Index t : mesh.leaves[node.leaf]) {
         if (t == kNoIndex || !mesh.triangle_detectable[t]) continue;
         const auto& c = mesh.triangles[t];
-        const Vec3 q = closest_point_on_triangle(p, x[c[0]], x[c[1]], x[c[2]]);
+        Vec3 barycentric;
+        const Vec3 q = closest_point_on_triangle(p, x[c[0]], x[c[1]], x[c[2]], barycentric);
         const double d = (q - p).squaredNorm();
         if (d < best.distance_squared) best = {t, q, d};
       }
