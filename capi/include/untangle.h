@@ -329,10 +329,10 @@ typedef struct UtUntangleOptions {
 UT_API UtStatus ut_untangle_options_init(UtUntangleOptions* options, size_t struct_size);
 
 typedef struct UtUntangleReport {
-  uint32_t struct_size; /* sizeof(UtUntangleReport) of the caller */
-  int32_t iterations;   /* iterations run */
-  uint64_t pairs_before;
-  uint64_t pairs_after;
+  uint32_t struct_size;   /* sizeof(UtUntangleReport) of the caller */
+  int32_t iterations;     /* iterations run */
+  uint64_t pairs_before;  /* intersecting pairs of the input, and of the output: 0 only when both */
+  uint64_t pairs_after;   /* quad splits are clean (the library's and the other diagonal's) */
   uint64_t contours_loop; /* contours left */
   uint64_t contours_boundary;
   uint64_t contours_crease;

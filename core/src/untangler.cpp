@@ -149,6 +149,13 @@ std::size_t pairs_of_both_splits(World& world, World* other, const Positions& x)
   return pairs > 0 ? pairs : other_split_pairs(other, x);
 }
 
+// The contours of the split whose pairs were counted: the world's, or the other split's where only
+// that one crosses (both detected the same state then).
+std::array<std::size_t, 3> contours_of_counted_split(const World& world, const World* other) {
+  const World& counted = world.intersections().pairs.empty() && other ? *other : world;
+  return counted.contours().count_by_type;
+}
+
 // A relaxation frame whose result intersects is taken only in part: its move is halved up to
 // this many times until the state it reaches is clean.
 constexpr int kRelaxHalvings = 4;
@@ -261,19 +268,22 @@ UntangleReport solve(World& world, World* other, const Positions& start, const P
 
   const Positions zero(mesh.vertex_count(), Vec3::Zero());
   UntangleReport report;
-  if (&start != &reference) {
-    // "Before" counts the input's own intersections, not those of a carried-over start.
-    world.set_positions(reference);
-    world.detect();
-    report.pairs_before = world.intersections().pairs.size();
-  }
+  // "Before" counts the input's own intersections (not those of a carried-over start), in both
+  // splits as "after" does.
+  if (&start != &reference) report.pairs_before = pairs_of_both_splits(world, other, reference);
   world.set_positions(start);
   world.detect();
   std::size_t start_pairs = world.intersections().pairs.size();
-  if (&start == &reference) report.pairs_before = start_pairs;
-  if (start_pairs == 0)
+  // The split whose pipeline frame runs next, from `reached`: the library's, or the other one
+  // where only that one crosses (a bent quad split along its other diagonal, as Blender's BVH may
+  // split it). Each has just detected `reached`, and its frame uses that detection (velocities
+  // are zero and there is no gravity, so the prediction leaves the positions as they are).
+  World* stepping = &world;
+  if (start_pairs == 0) {
     start_pairs = other_split_pairs(other, start);  // clean for both splits, or solved
-
+    if (start_pairs > 0) stepping = other;
+  }
+  if (&start == &reference) report.pairs_before = start_pairs;
   Positions reached = world.positions();  // the last state whose pairs are known
   std::size_t reached_pairs = start_pairs;
   Positions best_clean;
@@ -281,11 +291,6 @@ UntangleReport solve(World& world, World* other, const Positions& start, const P
   Positions fewest = world.positions();  // the state of fewest_pairs
   int stalled = 0;
   double strength_scale = options.strength_scale;
-  // The split whose pipeline frame runs next, from `reached`: the library's, or the other one
-  // where only that one crosses (a bent quad split along its other diagonal, as Blender's BVH may
-  // split it). Each has just detected `reached`, and its frame uses that detection (velocities
-  // are zero and there is no gravity, so the prediction leaves the positions as they are).
-  World* stepping = &world;
   // A stronger push decided on a state applies from the frame after that state's own.
   std::optional<Settings> next_settings;
   // The quads of every crossing found so far, of either split, are made flatter in the frames
@@ -377,9 +382,9 @@ UntangleReport solve(World& world, World* other, const Positions& start, const P
     pairs = 0;
   } else if (report.cancelled) {
     world.set_positions(reached);  // the last state whose pairs are known
-    report.contours_left = world.contours().count_by_type;
+    report.contours_left = contours_of_counted_split(world, other);
   } else if (report.iterations == 0) {
-    report.contours_left = world.contours().count_by_type;  // of the start, detected above
+    report.contours_left = contours_of_counted_split(world, other);  // of the start, detected above
   } else {
     // The world is at the last state reached, detected by the loop: its pairs are reached_pairs.
     if (pairs > fewest_pairs) {
@@ -387,10 +392,8 @@ UntangleReport solve(World& world, World* other, const Positions& start, const P
       // intersections seen is returned instead of the last.
       pairs = pairs_of_both_splits(world, other, fewest);
     }
-    report.contours_left = world.contours().count_by_type;
-    if (progress && report.iterations > 0) {
-      progress(report.iterations, options.max_iterations, pairs);
-    }
+    report.contours_left = contours_of_counted_split(world, other);
+    if (progress) progress(report.iterations, options.max_iterations, pairs);
   }
   output = world.positions();
   for (const Vec3& x : output) {

@@ -319,6 +319,30 @@ TEST(Untangler, ABentQuadIsCleanForBothOfItsSplits) {
   EXPECT_EQ(brute_force_pairs(turned, output), 0u);
 }
 
+// The same start, one iteration, no relaxation: the first frame must already work on the
+// crossing that only the other split sees (it used to run the library's split, which saw
+// nothing to push), and the report counts that split's pairs and contours.
+TEST(Untangler, AStartThatCrossesOnlyInTheOtherSplitIsWorkedOnFromTheFirstFrame) {
+  const std::vector<PolygonMesh> pieces = bent_quad_with_upright_triangle();
+  const Case c(pieces);
+  const ClothMesh turned = ClothMesh::build(other_diagonals(pieces));
+  UntangleOptions options = default_options();
+  options.max_iterations = 1;
+  options.relax_iterations = 0;
+  Positions output;
+  const UntangleReport report = untangle(c.mesh, c.input, nullptr, options, output);
+  EXPECT_EQ(report.pairs_before, brute_force_pairs(turned, c.input));
+  double moved = 0;
+  for (std::size_t v = 0; v < output.size(); ++v) {
+    moved = std::max(moved, (output[v] - c.input[v]).norm());
+  }
+  EXPECT_GT(moved, 1e-3);
+  EXPECT_EQ(report.pairs_after, brute_force_pairs(turned, output));
+  const std::size_t contours =
+      report.contours_left[0] + report.contours_left[1] + report.contours_left[2];
+  EXPECT_EQ(contours > 0, report.pairs_after > 0);
+}
+
 // The offset of a quad's diagonal b-d from its diagonal a-c along the quad's normal: 0 for a
 // flat quad, the height of the tetrahedron between its two splits otherwise.
 double quad_height(const Positions& x, Index a, Index b, Index c, Index d) {

@@ -41,6 +41,8 @@ struct UntangleOptions {
 };
 
 struct UntangleReport {
+  // Intersecting pairs of the input and of the output: 0 only when both splits of the quads
+  // (the library's and the other diagonal's) are clean.
   std::size_t pairs_before = 0;
   std::size_t pairs_after = 0;
   int iterations = 0;
