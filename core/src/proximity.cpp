@@ -638,8 +638,7 @@ const ProximityPairs& ProximitySearch::find(const Positions& x, double thickness
       volumes.edges[e].merge(volumes.vertices[ends[1]]);
     }
     // The leaves that moved beyond the margin since the walk are looked up on the trees at the
-    // current volumes (their pairs in the walk's list are tested again too: the result is made
-    // unique at the end).
+    // current volumes: that finds all their pairs, so the walk's list below skips them.
     if (!moved_leaves_.empty()) {
 #pragma omp single
       {
@@ -663,6 +662,7 @@ const ProximityPairs& ProximitySearch::find(const Positions& x, double thickness
 #pragma omp for schedule(dynamic, 64)
     for (std::ptrdiff_t k = 0; k < leaf_pair_count; ++k) {
       const LeafPair& pair = leaf_pairs_[k];
+      if (!moved_leaves_.empty() && (leaf_moved_[pair.a] || leaf_moved_[pair.b])) continue;
       if (!meet(leaf_boxes_[pair.a], leaf_boxes_[pair.b])) continue;
       LiveTests& tests = live_[k];
       if (!tests.known) tests = live_tests(pair.a, pair.b, ring_pairs);

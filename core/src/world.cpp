@@ -135,6 +135,9 @@ void World::set_settings(const Settings& settings) {
 
 void World::set_positions(const Positions& positions) {
   check_array(positions, mesh_->vertex_count(), "positions", false);
+  // The same positions keep their detection (the untangler's relaxation sets the state it has
+  // just checked clean, then steps from it).
+  if (positions == positions_) return;
   positions_ = positions;
   detection_current_ = false;
 }

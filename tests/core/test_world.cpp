@@ -288,6 +288,8 @@ TEST(World, AStepReusesTheDetectionOfDetectOnlyWhileItHolds) {
   const auto fresh = stepped(false, initial.positions(), zero);
   EXPECT_GT(fresh.second, 0u);
   EXPECT_EQ(stepped(true, initial.positions(), zero), fresh);
+  const Positions same = initial.positions();  // set again: the detection holds
+  EXPECT_EQ(stepped(true, same, zero), fresh);
   // Moved after detect(): the step detects the new positions.
   World mover(scene);
   for (int frame = 0; frame < 3; ++frame) mover.step();
