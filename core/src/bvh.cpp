@@ -55,8 +55,10 @@ std::vector<Index> border_vertices(const ClothMesh& mesh, const std::vector<Inde
 }
 
 // One closed loop without repeated vertices: every vertex has two border edges and a walk
-// from the first edge visits all of them.
-bool is_single_simple_loop(const ClothMesh& mesh, const std::vector<Index>& border) {
+// from the first edge visits all of them. If so and `walk` is given, it receives the edges in
+// walking order, each with the vertex the walk enters it at.
+bool is_single_simple_loop(const ClothMesh& mesh, const std::vector<Index>& border,
+                           std::vector<std::pair<Index, Index>>* walk = nullptr) {
   if (border.size() < 3) return false;
   std::vector<std::pair<Index, Index>> incidence;  // (vertex, edge)
   incidence.reserve(2 * border.size());
@@ -79,9 +81,14 @@ bool is_single_simple_loop(const ClothMesh& mesh, const std::vector<Index>& bord
   const Index start_edge = border.front();
   Index edge = start_edge;
   Index vertex = mesh.edges[edge].vertices[1];
+  if (walk != nullptr) {
+    walk->clear();
+    walk->emplace_back(start_edge, mesh.edges[start_edge].vertices[0]);
+  }
   std::size_t walked = 0;
   do {
     edge = other_edge_at(vertex, edge);
+    if (walk != nullptr && edge != start_edge) walk->emplace_back(edge, vertex);
     const auto& ev = mesh.edges[edge].vertices;
     vertex = ev[0] == vertex ? ev[1] : ev[0];
     ++walked;
@@ -101,8 +108,14 @@ bool on_segment(const Point2& a, const Point2& b, const Point2& p) {
          p.y <= std::max(a.y, b.y);
 }
 bool segments_touch(const Point2& a, const Point2& b, const Point2& c, const Point2& d) {
-  const double o1 = orient(a, b, c), o2 = orient(a, b, d), o3 = orient(c, d, a),
-               o4 = orient(c, d, b);
+  const double o1 = orient(a, b, c), o2 = orient(a, b, d);
+  // c and d strictly on one side of ab (most pairs): only a or b lying on cd is left, and the
+  // cheap box test of on_segment goes first.
+  if ((o1 > 0 && o2 > 0) || (o1 < 0 && o2 < 0)) {
+    return (on_segment(c, d, a) && orient(c, d, a) == 0) ||
+           (on_segment(c, d, b) && orient(c, d, b) == 0);
+  }
+  const double o3 = orient(c, d, a), o4 = orient(c, d, b);
   if (((o1 > 0 && o2 < 0) || (o1 < 0 && o2 > 0)) && ((o3 > 0 && o4 < 0) || (o3 < 0 && o4 > 0))) {
     return true;
   }
@@ -233,10 +246,15 @@ class Traversal {
 
 }  // namespace
 
-struct Bvh::BorderSegment {
-  Point2 a, b;
-  Index va, vb;
+struct Bvh::SweepKey {
   double u_min, u_max;
+  Index segment;
+};
+
+struct Bvh::BorderScratch {
+  std::vector<Point2> points;  // the loop's corners projected, the first repeated at the end
+  std::vector<Point2> ends;    // per segment, its two ends in its edge's vertex order
+  std::vector<SweepKey> keys;
 };
 
 Bvh::Bvh(const ClothMesh& mesh, const Positions& positions) : mesh_(&mesh) {
@@ -265,6 +283,7 @@ Bvh::Bvh(const ClothMesh& mesh, const Positions& positions) : mesh_(&mesh) {
                                               0, centroids));
   }
   leaf_corners_.resize(leaf_count);
+  leaf_second_.assign(leaf_count, kLoneTriangle);
   for (std::size_t l = 0; l < leaf_count; ++l) {
     const auto& first = mesh.triangles[mesh.leaves[l][0]];
     std::array<Index, 4>& corners = leaf_corners_[l];
@@ -276,6 +295,14 @@ Bvh::Bvh(const ClothMesh& mesh, const Positions& positions) : mesh_(&mesh) {
       if (count == corners.size()) throw std::logic_error("Bvh: a leaf's triangles share no edge");
       corners[count++] = v;
     }
+    // The second triangle's corners in its own order, as slots 0-3 of `corners`, 2 bits each.
+    std::uint8_t slots = 0;
+    const auto& second = mesh.triangles[mesh.leaves[l][1]];
+    for (int k = 2; k >= 0; --k) {
+      const auto slot = std::find(corners.begin(), corners.end(), second[k]) - corners.begin();
+      slots = static_cast<std::uint8_t>((slots << 2) | slot);
+    }
+    leaf_second_[l] = slots;
   }
   traversal_nodes_.resize(nodes_.size());
   for (std::size_t n = 0; n < nodes_.size(); ++n) {
@@ -434,33 +461,40 @@ void Bvh::find_disks() {
         (node_is_disk_[n] ? static_cast<Index>(topo[n].border.size()) : Index{0});
   }
   node_border_edges_.items.resize(node_border_edges_.offsets.back());
+  border_corners_.resize(node_border_edges_.items.size());
+  std::vector<std::pair<Index, Index>> walk;
   for (std::size_t n = 0; n < nodes_.size(); ++n) {
-    if (node_is_disk_[n]) {
-      std::copy(topo[n].border.begin(), topo[n].border.end(),
-                node_border_edges_.items.begin() + node_border_edges_.offsets[n]);
+    if (!node_is_disk_[n]) continue;
+    is_single_simple_loop(mesh, topo[n].border, &walk);
+    for (std::size_t k = 0; k < walk.size(); ++k) {
+      const auto [edge, vertex] = walk[k];
+      node_border_edges_.items[node_border_edges_.offsets[n] + k] = edge;
+      border_corners_[node_border_edges_.offsets[n] + k] = {
+          vertex, mesh.edges[edge].vertices[0] == vertex ? std::uint8_t{0} : std::uint8_t{1}};
     }
   }
 }
 
+// Reads the leaf's corners only (its triangles are slots of them): one lookup fewer between the
+// node and the positions than through the mesh's leaves and triangles.
 void Bvh::refit_leaf(BvhNode& node, const Positions& positions, double inflation) const {
-  const ClothMesh& mesh = *mesh_;
-  const Leaf& leaf = mesh.leaves[node.leaf];
-  const auto& first = mesh.triangles[leaf[0]];
+  const std::array<Index, 4>& corners = leaf_corners_[node.leaf];
+  const std::uint8_t second = leaf_second_[node.leaf];
+  const std::array<const Vec3*, 4> p = {&positions[corners[0]], &positions[corners[1]],
+                                        &positions[corners[2]], &positions[corners[3]]};
   // The corners projected on the 9 axes straight into the volume: no empty volume to start
   // from, one pass per corner (a lone triangle's repeated corner changes no bit).
-  const std::array<Index, 4>& corners = leaf_corners_[node.leaf];
-  const auto d0 = Kdop18::project(positions[corners[0]]);
+  const auto d0 = Kdop18::project(*p[0]);
   node.volume.min = d0;
   node.volume.max = d0;
-  for (std::size_t c = 1; c < corners.size(); ++c) node.volume.add(positions[corners[c]]);
+  for (std::size_t c = 1; c < p.size(); ++c) node.volume.add(*p[c]);
   if (inflation > 0) node.volume.inflate(inflation);
-  node.cone =
-      NormalCone::from_triangle(positions[first[0]], positions[first[1]], positions[first[2]]);
-  if (leaf[1] != kNoIndex) {
-    const auto& second = mesh.triangles[leaf[1]];
+  // The first triangle is corners 0, 1, 2 in its own order.
+  node.cone = NormalCone::from_triangle(*p[0], *p[1], *p[2]);
+  if (second != kLoneTriangle) {
     node.cone = NormalCone::of_two(
-        node.cone, NormalCone::from_triangle(positions[second[0]], positions[second[1]],
-                                             positions[second[2]]));
+        node.cone,
+        NormalCone::from_triangle(*p[second & 3], *p[(second >> 2) & 3], *p[(second >> 4) & 3]));
   }
 }
 
@@ -493,7 +527,7 @@ void Bvh::refit(const Positions& positions, double inflation) {
   };
   // Top-down, so a region inside a cullable one inherits the flag without its own border test
   // (a part of a surface that does not intersect itself does not either).
-  auto cull_node = [&](Index n, std::vector<BorderSegment>& scratch) {
+  auto cull_node = [&](Index n, BorderScratch& scratch) {
     BvhNode& node = nodes_[n];
     if (node.parent != kNoIndex && nodes_[node.parent].cullable) {
       node.cullable = true;
@@ -509,11 +543,11 @@ void Bvh::refit(const Positions& positions, double inflation) {
     for (Index n = subtree_end_[subtree_roots_[i]]; n-- > subtree_roots_[i];) refit_node(n);
   }
   for (std::size_t i = top_nodes_.size(); i-- > 0;) refit_node(top_nodes_[i]);
-  std::vector<BorderSegment> scratch;  // reused across the nodes of one thread's loop
+  BorderScratch scratch;  // reused across the nodes of one thread's loop
   for (Index n : top_nodes_) cull_node(n, scratch);
 #pragma omp parallel for schedule(dynamic, 1)
   for (std::size_t i = 0; i < subtree_roots_.size(); ++i) {
-    std::vector<BorderSegment> subtree_scratch;
+    BorderScratch subtree_scratch;
     for (Index n = subtree_roots_[i]; n < subtree_end_[subtree_roots_[i]]; ++n) {
       cull_node(n, subtree_scratch);
     }
@@ -522,50 +556,63 @@ void Bvh::refit(const Positions& positions, double inflation) {
 
 // The border loop projected on the plane normal to the cone axis must not cross or touch
 // itself. Sweep over the segments sorted by their smallest u: only segments whose u ranges
-// overlap are compared. The projection basis is turned by a generic angle, so the straight
-// borders of grids do not line up with u (that would make every pair overlap in u).
+// overlap are compared (the same pairs whatever the order of equal u, so the answer does not
+// depend on it). The projection basis is turned by a generic angle, so the straight borders of
+// grids do not line up with u (that would make every pair overlap in u). Each corner of the
+// loop is projected once; segment k joins corners k and k + 1, its ends kept in its edge's own
+// vertex order, so every orientation is computed as a test per edge computes it.
 bool Bvh::border_is_simple_in_projection(Index n, const Positions& positions,
-                                         std::vector<BorderSegment>& scratch) const {
-  const ClothMesh& mesh = *mesh_;
-  const auto border = node_border_edges_[n];
+                                         BorderScratch& scratch) const {
+  const Index offset = node_border_edges_.offsets[n];
+  const auto count = static_cast<Index>(node_border_edges_.offsets[n + 1] - offset);
+  const BorderCorner* corners = border_corners_.data() + offset;
   const Vec3& axis = nodes_[n].cone.axis;
   Vec3 u = Vec3(0.5773502691896258, 0.6215917910601614, 0.5297590554736018).cross(axis);
   if (u.squaredNorm() < 1e-6)
     u = Vec3(0.8110771634476468, -0.3522345137562497, 0.4669118823567).cross(axis);
   u.normalize();
   const Vec3 v = axis.cross(u);
-  std::vector<BorderSegment>& segs = scratch;
-  segs.clear();
-  for (Index e : border) {
-    const auto& ev = mesh.edges[e].vertices;
-    const Vec3& pa = positions[ev[0]];
-    const Vec3& pb = positions[ev[1]];
-    BorderSegment s{{pa.dot(u), pa.dot(v)}, {pb.dot(u), pb.dot(v)}, ev[0], ev[1], 0, 0};
-    s.u_min = std::min(s.a.x, s.b.x);
-    s.u_max = std::max(s.a.x, s.b.x);
-    segs.push_back(s);
+  std::vector<Point2>& points = scratch.points;
+  std::vector<Point2>& ends = scratch.ends;
+  std::vector<SweepKey>& keys = scratch.keys;
+  points.resize(count + 1);
+  ends.resize(2 * count);
+  keys.resize(count);
+  for (Index k = 0; k < count; ++k) {
+    const Vec3& p = positions[corners[k].vertex];
+    points[k] = {p.dot(u), p.dot(v)};
   }
-  std::sort(segs.begin(), segs.end(), [](const BorderSegment& x, const BorderSegment& y) {
-    return x.u_min < y.u_min || (x.u_min == y.u_min && x.va < y.va) ||
-           (x.u_min == y.u_min && x.va == y.va && x.vb < y.vb);
-  });
-  for (std::size_t i = 0; i < segs.size(); ++i) {
-    const BorderSegment& s = segs[i];
-    for (std::size_t j = i + 1; j < segs.size() && segs[j].u_min <= s.u_max; ++j) {
-      const BorderSegment& r = segs[j];
-      const bool share = s.va == r.va || s.va == r.vb || s.vb == r.va || s.vb == r.vb;
-      if (share) {
+  points[count] = points[0];
+  for (Index k = 0; k < count; ++k) {
+    const bool reversed = corners[k].reversed != 0;
+    const Point2& a = points[k + (reversed ? 1 : 0)];
+    const Point2& b = points[k + (reversed ? 0 : 1)];
+    ends[2 * k] = a;
+    ends[2 * k + 1] = b;
+    keys[k] = {std::min(a.x, b.x), std::max(a.x, b.x), k};
+  }
+  std::sort(keys.begin(), keys.end(),
+            [](const SweepKey& x, const SweepKey& y) { return x.u_min < y.u_min; });
+  for (Index i = 0; i < count; ++i) {
+    const SweepKey& key = keys[i];
+    for (Index j = i + 1; j < count && keys[j].u_min <= key.u_max; ++j) {
+      Index s = key.segment, r = keys[j].segment;
+      if (r + 1 == s || (s == 0 && r + 1 == count)) std::swap(s, r);
+      const Point2 &sa = ends[2 * s], &sb = ends[2 * s + 1];
+      const Point2 &ra = ends[2 * r], &rb = ends[2 * r + 1];
+      // On a simple loop only neighbours share a vertex; here r starts where s ends.
+      if (r == s + 1 || (r == 0 && s + 1 == count)) {
         // Neighbours on the loop meet at their common vertex; they must not fold back onto
         // each other (the far end of one lying on the other).
-        const Point2& far_r = (r.va == s.va || r.va == s.vb) ? r.b : r.a;
-        const Point2& far_s = (s.va == r.va || s.va == r.vb) ? s.b : s.a;
-        if ((orient(s.a, s.b, far_r) == 0 && on_segment(s.a, s.b, far_r)) ||
-            (orient(r.a, r.b, far_s) == 0 && on_segment(r.a, r.b, far_s))) {
+        const Point2& far_s = points[s];
+        const Point2& far_r = points[r + 1];
+        if ((on_segment(sa, sb, far_r) && orient(sa, sb, far_r) == 0) ||
+            (on_segment(ra, rb, far_s) && orient(ra, rb, far_s) == 0)) {
           return false;
         }
         continue;
       }
-      if (segments_touch(s.a, s.b, r.a, r.b)) return false;
+      if (segments_touch(sa, sb, ra, rb)) return false;
     }
   }
   return true;

@@ -63,6 +63,13 @@ bool walk(const std::vector<Segment>& segments, const Adjacency& at_hit, Index h
 
 Contours trace_contours(const ClothMesh& mesh, const Positions& positions,
                         const Intersections& intersections) {
+  Contours out;
+  trace_contours(mesh, positions, intersections, out);
+  return out;
+}
+
+void trace_contours(const ClothMesh& mesh, const Positions& positions,
+                    const Intersections& intersections, Contours& out) {
   if (positions.size() != mesh.vertex_count()) {
     throw std::invalid_argument("trace_contours: " + std::to_string(positions.size()) +
                                 " positions given for a mesh of " +
@@ -77,7 +84,9 @@ Contours trace_contours(const ClothMesh& mesh, const Positions& positions,
     }
   }
   const Adjacency at_hit = hit_segments(hits.size(), segments);
-  Contours out;
+  // Contours written over the last call's keep their lists' memory.
+  std::size_t contour_count = 0;
+  out.count_by_type = {};
   out.segment_contour.assign(segments.size(), kNoIndex);
   std::vector<std::uint8_t> visited(segments.size(), 0);
 
@@ -85,29 +94,35 @@ Contours trace_contours(const ClothMesh& mesh, const Positions& positions,
   // the contours come out ordered by their smallest segment. The walk is sequential (which
   // segment is free depends on the contours before); everything else is per contour, below.
   std::vector<std::size_t> start_position;  // per contour: where its first segment s0 lies
+  // The walks' lists, reused from one contour to the next (a contour allocates only its own).
+  std::vector<Index> forward_segments, forward_hits, backward_segments, backward_hits;
   for (std::size_t first = 0; first < segments.size(); ++first) {
     if (visited[first]) continue;
     const Index s0 = static_cast<Index>(first);
     visited[s0] = 1;
-    Contour c;
-    std::vector<Index> forward_segments{s0};
-    std::vector<Index> forward_hits{segments[s0].hits[0], segments[s0].hits[1]};
+    if (contour_count == out.contours.size()) out.contours.emplace_back();
+    Contour& c = out.contours[contour_count++];
+    forward_segments.assign({s0});
+    forward_hits.assign({segments[s0].hits[0], segments[s0].hits[1]});
+    backward_segments.clear();
+    backward_hits.clear();
     c.closed = walk(segments, at_hit, segments[s0].hits[1], segments[s0].hits[0], visited,
                     forward_segments, forward_hits);
-    std::vector<Index> backward_segments, backward_hits;
     if (!c.closed) {
       walk(segments, at_hit, segments[s0].hits[0], kNoIndex, visited, backward_segments,
            backward_hits);
     }
     // Path: reversed backward part, then the forward part. Segment i joins hits i and i + 1
     // (i + 1 modulo the hit count on a loop).
+    c.segments.reserve(backward_segments.size() + forward_segments.size());
     c.segments.assign(backward_segments.rbegin(), backward_segments.rend());
     c.segments.insert(c.segments.end(), forward_segments.begin(), forward_segments.end());
+    c.hits.reserve(backward_hits.size() + forward_hits.size());
     c.hits.assign(backward_hits.rbegin(), backward_hits.rend());
     c.hits.insert(c.hits.end(), forward_hits.begin(), forward_hits.end());
     start_position.push_back(backward_segments.size());
-    out.contours.push_back(std::move(c));
   }
+  out.contours.resize(contour_count);
 
   // Per contour in parallel: sides, pieces, type, length (summed in walking order), so the
   // result does not depend on the thread count.
@@ -155,7 +170,6 @@ Contours trace_contours(const ClothMesh& mesh, const Positions& positions,
   }
   for (const Contour& c : out.contours) ++out.count_by_type[static_cast<std::size_t>(c.type)];
   out.seconds = omp_get_wtime() - start;
-  return out;
 }
 
 }  // namespace untangle

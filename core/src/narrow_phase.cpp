@@ -114,19 +114,20 @@ void triangle_frame(const ClothMesh& mesh, const Positions& x, Index t, int lane
 // are sorted by one std::sort instead: the passes over all buckets would cost more. The order is
 // the same, as no two items compare equal (a hit reference is unique by its block and index, a
 // pair record by its triangles: each triangle pair belongs to one leaf pair).
+// `sorted` and `begin` are the caller's, kept between calls.
 template <class T, class BucketOf, class Less>
-std::vector<T> bucket_sort(const std::vector<T>& items, std::size_t bucket_count,
-                           BucketOf bucket_of, Less less) {
+void bucket_sort(const std::vector<T>& items, std::size_t bucket_count, BucketOf bucket_of,
+                 Less less, std::vector<T>& sorted, std::vector<std::uint32_t>& begin) {
   if (items.size() < bucket_count / kFewItemsPerBucket) {
-    std::vector<T> sorted = items;
+    sorted.assign(items.begin(), items.end());
     std::sort(sorted.begin(), sorted.end(), [&](const T& x, const T& y) {
       const std::size_t bx = bucket_of(x), by = bucket_of(y);
       return bx < by || (bx == by && less(x, y));
     });
-    return sorted;
+    return;
   }
-  std::vector<T> sorted(items.size());
-  std::vector<std::uint32_t> begin(bucket_count + 1, 0);
+  sorted.resize(items.size());
+  begin.assign(bucket_count + 1, 0);
   std::vector<std::uint32_t> range_size;
 #pragma omp parallel
   {
@@ -162,7 +163,6 @@ std::vector<T> bucket_sort(const std::vector<T>& items, std::size_t bucket_count
       }
     }
   }
-  return sorted;
 }
 
 bool share_vertex(const std::array<Index, 3>& a, const std::array<Index, 3>& b) {
@@ -362,6 +362,11 @@ void test_triangle_pair(const ClothMesh& mesh, const std::vector<TriangleFrame>&
   if (count > 0) block.pairs.push_back({std::min(ta, tb), std::max(ta, tb), first, count});
 }
 
+struct HitRef {
+  std::uint64_t key;
+  std::uint32_t block, index;  // blocks[block].hits[index]
+};
+
 }  // namespace
 
 struct NarrowPhaseBuffers::Storage {
@@ -371,6 +376,15 @@ struct NarrowPhaseBuffers::Storage {
   std::vector<std::uint8_t> used_leaves;  // per leaf: in a candidate pair
   std::vector<TriangleFrame> frames;
   std::vector<Block> blocks;  // cleared, not freed, between calls
+  // The gather's lists: every entry up to their size is written each call.
+  std::vector<std::uint32_t> hit_offset, pair_offset, dropped_offset;
+  std::vector<HitRef> refs, order;
+  std::vector<PairRecord> records, sorted_records;
+  std::vector<std::uint64_t> dropped;
+  std::vector<Index> rank, kept;
+  std::vector<std::uint8_t> is_segment;
+  std::vector<std::array<Index, 2>> segment_hits;
+  std::vector<std::uint32_t> bucket_begin;
 };
 
 NarrowPhaseBuffers::NarrowPhaseBuffers() : storage(std::make_unique<Storage>()) {}
@@ -385,6 +399,14 @@ EdgeTriangleResult intersect_edge_triangle(const Vec3& p0, const Vec3& p1, const
 
 Intersections find_intersections(const ClothMesh& mesh, const Bvh& bvh, const Positions& positions,
                                  const DetectOptions& options, NarrowPhaseBuffers* buffers) {
+  Intersections out;
+  find_intersections(mesh, bvh, positions, options, buffers, out);
+  return out;
+}
+
+void find_intersections(const ClothMesh& mesh, const Bvh& bvh, const Positions& positions,
+                        const DetectOptions& options, NarrowPhaseBuffers* buffers,
+                        Intersections& out) {
   if (positions.size() != mesh.vertex_count()) {
     throw std::invalid_argument("find_intersections: " + std::to_string(positions.size()) +
                                 " positions given for a mesh of " +
@@ -395,7 +417,8 @@ Intersections find_intersections(const ClothMesh& mesh, const Bvh& bvh, const Po
   }
   NarrowPhaseBuffers own_buffers;
   NarrowPhaseBuffers::Storage& storage = *(buffers != nullptr ? buffers : &own_buffers)->storage;
-  Intersections out;
+  out.dropped_hits = 0;
+  out.candidate_pairs = 0;
   const double t0 = omp_get_wtime();
   Candidates& candidates = storage.candidates;
   bvh.find_candidates(options.cull, candidates, storage.candidate_buffers);
@@ -464,8 +487,12 @@ Intersections find_intersections(const ClothMesh& mesh, const Bvh& bvh, const Po
 
   // Gather in block order. The hits stay in their blocks: only a 16-byte reference per hit
   // moves through the sort (copying every hit again costs more than the sort on large meshes).
-  std::vector<std::uint32_t> hit_offset(block_count + 1, 0), pair_offset(block_count + 1, 0),
-      dropped_offset(block_count + 1, 0);
+  std::vector<std::uint32_t>& hit_offset = storage.hit_offset;
+  std::vector<std::uint32_t>& pair_offset = storage.pair_offset;
+  std::vector<std::uint32_t>& dropped_offset = storage.dropped_offset;
+  hit_offset.assign(block_count + 1, 0);
+  pair_offset.assign(block_count + 1, 0);
+  dropped_offset.assign(block_count + 1, 0);
   for (std::size_t bi = 0; bi < block_count; ++bi) {
     hit_offset[bi + 1] = hit_offset[bi] + static_cast<std::uint32_t>(blocks[bi].hits.size());
     pair_offset[bi + 1] = pair_offset[bi] + static_cast<std::uint32_t>(blocks[bi].pairs.size());
@@ -473,13 +500,12 @@ Intersections find_intersections(const ClothMesh& mesh, const Bvh& bvh, const Po
         dropped_offset[bi] + static_cast<std::uint32_t>(blocks[bi].dropped.size());
     out.candidate_pairs += blocks[bi].candidates.size();
   }
-  struct HitRef {
-    std::uint64_t key;
-    std::uint32_t block, index;  // blocks[block].hits[index]
-  };
-  std::vector<HitRef> refs(hit_offset.back());
-  std::vector<PairRecord> records(pair_offset.back());
-  std::vector<std::uint64_t> dropped(dropped_offset.back());
+  std::vector<HitRef>& refs = storage.refs;
+  std::vector<PairRecord>& records = storage.records;
+  std::vector<std::uint64_t>& dropped = storage.dropped;
+  refs.resize(hit_offset.back());
+  records.resize(pair_offset.back());
+  dropped.resize(dropped_offset.back());
 #pragma omp parallel for schedule(dynamic, 16)
   for (std::size_t bi = 0; bi < block_count; ++bi) {
     const Block& block = blocks[bi];
@@ -499,49 +525,59 @@ Intersections find_intersections(const ClothMesh& mesh, const Bvh& bvh, const Po
 
   // One hit per (edge, triangle): both copies are bit-identical, so keep the first. Each raw hit
   // learns the index of its kept copy, for the segments below.
-  const std::vector<HitRef> order = bucket_sort(
+  std::vector<HitRef>& order = storage.order;
+  bucket_sort(
       refs, mesh.edges.size(), [](const HitRef& r) { return r.key >> 32; },
       [](const HitRef& x, const HitRef& y) {
         return x.key < y.key ||
                (x.key == y.key && (x.block < y.block || (x.block == y.block && x.index < y.index)));
-      });
+      },
+      order, storage.bucket_begin);
   const auto ordered = static_cast<std::ptrdiff_t>(order.size());
-  std::vector<Index> rank(order.size());  // 1 + the index of the hit's kept copy
+  std::vector<Index>& rank = storage.rank;  // 1 + the index of the hit's kept copy
+  rank.resize(order.size());
 #pragma omp parallel for schedule(static)
   for (std::ptrdiff_t i = 0; i < ordered; ++i) {
     rank[i] = i == 0 || order[i - 1].key != order[i].key ? 1 : 0;
   }
   std::inclusive_scan(rank.begin(), rank.end(), rank.begin());
   out.hits.resize(rank.empty() ? 0 : rank.back());
-  std::vector<Index> kept(refs.size());
+  std::vector<Index>& kept = storage.kept;
+  kept.resize(refs.size());
 #pragma omp parallel for schedule(static)
   for (std::ptrdiff_t i = 0; i < ordered; ++i) {
     const HitRef& r = order[i];
     if (i == 0 || rank[i - 1] != rank[i]) out.hits[rank[i] - 1] = blocks[r.block].hits[r.index].hit;
     kept[hit_offset[r.block] + r.index] = rank[i] - 1;
   }
-  records = bucket_sort(
+  std::vector<PairRecord>& sorted_records = storage.sorted_records;
+  bucket_sort(
       records, mesh.triangles.size(), [](const PairRecord& r) { return r.a; },
-      [](const PairRecord& x, const PairRecord& y) { return x.b < y.b; });
-  out.pairs.resize(records.size());
-  std::vector<std::uint8_t> is_segment(records.size(), 0);
-  std::vector<std::array<Index, 2>> segment_hits(records.size());
+      [](const PairRecord& x, const PairRecord& y) { return x.b < y.b; }, sorted_records,
+      storage.bucket_begin);
+  out.pairs.resize(sorted_records.size());
+  std::vector<std::uint8_t>& is_segment = storage.is_segment;
+  std::vector<std::array<Index, 2>>& segment_hits = storage.segment_hits;
+  is_segment.resize(sorted_records.size());
+  segment_hits.resize(sorted_records.size());
 #pragma omp parallel for schedule(static)
-  for (std::size_t i = 0; i < records.size(); ++i) {
-    const PairRecord& r = records[i];
+  for (std::size_t i = 0; i < sorted_records.size(); ++i) {
+    const PairRecord& r = sorted_records[i];
     out.pairs[i] = {r.a, r.b};
+    is_segment[i] = r.count == 2 ? 1 : 0;
     if (r.count != 2) continue;
     std::array<Index, 2> h = {kept[r.first], kept[r.first + 1]};
     if (h[0] > h[1]) std::swap(h[0], h[1]);
     segment_hits[i] = h;
-    is_segment[i] = 1;
   }
-  out.segments.reserve(records.size());
-  for (std::size_t i = 0; i < records.size(); ++i) {
-    if (is_segment[i]) out.segments.push_back({{records[i].a, records[i].b}, segment_hits[i]});
+  out.segments.clear();
+  out.segments.reserve(sorted_records.size());
+  for (std::size_t i = 0; i < sorted_records.size(); ++i) {
+    if (is_segment[i]) {
+      out.segments.push_back({{sorted_records[i].a, sorted_records[i].b}, segment_hits[i]});
+    }
   }
   out.narrow_seconds = omp_get_wtime() - t1;
-  return out;
 }
 
 }  // namespace untangle

@@ -197,11 +197,11 @@ void World::update_detection(const Positions& x) {
   double start = omp_get_wtime();
   bvh_->refit(x, frame_settings_.thickness);
   stats_.seconds.refit = seconds_since(start);
-  intersections_ =
-      find_intersections(*mesh_, *bvh_, x, DetectOptions{settings_.cull}, &narrow_buffers_);
+  find_intersections(*mesh_, *bvh_, x, DetectOptions{settings_.cull}, &narrow_buffers_,
+                     intersections_);
   stats_.seconds.broad = intersections_.broad_seconds;
   stats_.seconds.narrow = intersections_.narrow_seconds;
-  contours_ = trace_contours(*mesh_, x, intersections_);
+  trace_contours(*mesh_, x, intersections_, contours_);
   stats_.seconds.contours = contours_.seconds;
   stats_.pairs = intersections_.pairs.size();
   stats_.hits = intersections_.hits.size();

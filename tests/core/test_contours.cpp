@@ -238,6 +238,37 @@ TEST(Contours, IdenticalForOneAndTwoThreads) {
   }
 }
 
+// Contours written over those of a frame with more of them equal freshly traced ones.
+TEST(Contours, WrittenOverOlderContoursEqualFreshOnes) {
+  test::CrumpleOptions o;
+  o.nx = o.ny = 40;
+  o.folds = 3;
+  o.seed = 78;
+  const Detected heavy = detect({test::crumpled_grid(o)});
+  o.folds = 1;
+  const Detected light = detect({test::crumpled_grid(o)});
+  ASSERT_LT(light.contours.contours.size(), heavy.contours.contours.size());
+  ASSERT_FALSE(light.contours.contours.empty());
+  Contours over = heavy.contours;
+  trace_contours(light.mesh, light.x, light.found, over);
+  const Contours& fresh = light.contours;
+  EXPECT_EQ(over.count_by_type, fresh.count_by_type);
+  EXPECT_EQ(over.segment_contour, fresh.segment_contour);
+  ASSERT_EQ(over.contours.size(), fresh.contours.size());
+  for (std::size_t i = 0; i < fresh.contours.size(); ++i) {
+    const Contour& a = over.contours[i];
+    const Contour& b = fresh.contours[i];
+    EXPECT_EQ(a.segments, b.segments);
+    EXPECT_EQ(a.hits, b.hits);
+    EXPECT_EQ(a.side0_triangles, b.side0_triangles);
+    EXPECT_EQ(a.hit_edge_on_side0, b.hit_edge_on_side0);
+    EXPECT_EQ(a.closed, b.closed);
+    EXPECT_EQ(a.type, b.type);
+    EXPECT_EQ(a.length, b.length);
+    EXPECT_EQ(a.pieces, b.pieces);
+  }
+}
+
 TEST(Contours, NoIntersectionsGiveNoContours) {
   const Detected d = detect({test::grid(10, 10)});
   EXPECT_TRUE(d.contours.contours.empty());

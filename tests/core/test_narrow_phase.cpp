@@ -230,6 +230,10 @@ TEST(NarrowPhase, ReusedBuffersGiveTheResultOfFreshOnes) {
   const Intersections fresh = find_intersections(heavy.mesh, bvh, light.x);
   ASSERT_LT(fresh.pairs.size(), first.pairs.size());
   expect_identical(fresh, find_intersections(heavy.mesh, bvh, light.x, {}, &buffers));
+  // Written over the heavier frame's result, nothing of it is left.
+  Intersections over = first;
+  find_intersections(heavy.mesh, bvh, light.x, {}, &buffers, over);
+  expect_identical(fresh, over);
 }
 
 PolygonMesh triangles(const Positions& p, const std::vector<std::array<Index, 3>>& faces) {

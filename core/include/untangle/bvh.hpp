@@ -4,6 +4,7 @@
 // and a border that does not overlap itself seen along the cone axis (Volino 1994).
 #pragma once
 
+#include <cstdint>
 #include <span>
 
 #include "untangle/kdop.hpp"
@@ -71,7 +72,8 @@ class Bvh {
   const ClothMesh& mesh() const { return *mesh_; }
   double inflation() const { return inflation_; }
   // A node's region is a topological disk (one border loop, V - E + F = 1): only those may be
-  // culled. Its border edges (ClothMesh::edges indices) are listed for disks only.
+  // culled. Its border edges (ClothMesh::edges indices) are listed for disks only, in the order
+  // of the loop.
   bool node_is_disk(Index node) const { return node_is_disk_[node] != 0; }
   std::span<const Index> node_border_edges(Index node) const { return node_border_edges_[node]; }
   // The distinct corners of a leaf (its triangles share an edge: 3 or 4), the first repeated
@@ -84,9 +86,10 @@ class Bvh {
                    const std::vector<std::array<double, Kdop18::kAxes>>& centroids);
   void find_disks();
   void refit_leaf(BvhNode& node, const Positions& positions, double inflation) const;
-  struct BorderSegment;  // a border edge in the projection (bvh.cpp)
+  struct SweepKey;       // a border segment's u range (bvh.cpp)
+  struct BorderScratch;  // the projected loop (bvh.cpp)
   bool border_is_simple_in_projection(Index node, const Positions& positions,
-                                      std::vector<BorderSegment>& scratch) const;
+                                      BorderScratch& scratch) const;
 
   const ClothMesh* mesh_;
   std::vector<BvhNode> nodes_;                     // children after their parent (pre-order)
@@ -97,10 +100,22 @@ class Bvh {
   std::vector<Index> subtree_roots_;  // nodes at the split depth: refit in parallel
   double inflation_ = 0;
   // Border edges of each node's region (precomputed at build; the region of a node is the set
-  // of its leaves' triangles), for the projected-border test. Only for disk-like regions.
+  // of its leaves' triangles), for the projected-border test. Only for disk-like regions, in
+  // the order of their loop.
   Adjacency node_border_edges_;
+  // Beside each of those edges: the loop corner it starts at, and whether that corner is its
+  // vertices[1] (the loop runs against the edge's own order).
+  struct BorderCorner {
+    Index vertex;
+    std::uint8_t reversed;
+  };
+  std::vector<BorderCorner> border_corners_;
   std::vector<std::uint8_t> node_is_disk_;
   std::vector<std::array<Index, 4>> leaf_corners_;
+  // Per leaf, its second triangle's corners as slots of leaf_corners_ (2 bits each, in the
+  // triangle's order), or kLoneTriangle.
+  static constexpr std::uint8_t kLoneTriangle = 0xFF;
+  std::vector<std::uint8_t> leaf_second_;
 };
 
 }  // namespace untangle

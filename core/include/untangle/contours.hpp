@@ -34,5 +34,8 @@ struct Contours {
 
 Contours trace_contours(const ClothMesh& mesh, const Positions& positions,
                         const Intersections& intersections);
+// The same written over `out`, whose contours keep their lists' memory.
+void trace_contours(const ClothMesh& mesh, const Positions& positions,
+                    const Intersections& intersections, Contours& out);
 
 }  // namespace untangle

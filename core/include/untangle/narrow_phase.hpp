@@ -75,5 +75,10 @@ class NarrowPhaseBuffers {
 Intersections find_intersections(const ClothMesh& mesh, const Bvh& bvh, const Positions& positions,
                                  const DetectOptions& options = {},
                                  NarrowPhaseBuffers* buffers = nullptr);
+// The same written over `out`, whose vectors keep their memory: a frame's result in place of the
+// last one's, without allocating and filling fresh lists.
+void find_intersections(const ClothMesh& mesh, const Bvh& bvh, const Positions& positions,
+                        const DetectOptions& options, NarrowPhaseBuffers* buffers,
+                        Intersections& out);
 
 }  // namespace untangle
