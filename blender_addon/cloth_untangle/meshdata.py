@@ -44,8 +44,14 @@ def to_world(local, matrix):
     return (local @ m[:3, :3].T + m[:3, 3]).astype(np.float32)
 
 
-def to_local(world, matrix):
-    inverse = np.linalg.inv(np.asarray(matrix, dtype=np.float64))
+def to_local(world, matrix, name="the object"):
+    try:
+        inverse = np.linalg.inv(np.asarray(matrix, dtype=np.float64))
+    except np.linalg.LinAlgError:
+        inverse = None
+    if inverse is None or not np.isfinite(inverse).all():
+        raise AddonError(f"'{name}' has a zero scale, so its mesh cannot take the result; "
+                         f"fix its scale first; nothing was changed")
     return (np.asarray(world, dtype=np.float64) @ inverse[:3, :3].T + inverse[:3, 3]).astype(
         np.float32)
 
@@ -113,9 +119,39 @@ def check_result(captures, positions):
         check_finite(capture.obj.name, np.asarray(result))
 
 
+# Modifiers that replace the shape of the mesh with one of their own (a simulation, a cache): a
+# corrective shape key does not reach it.
+SHAPE_REPLACING_MODIFIERS = {'CLOTH', 'SOFT_BODY', 'MESH_CACHE', 'MESH_SEQUENCE_CACHE'}
+
+
+def check_writable(captures):
+    """Refuses, before anything is written, results that could not reach what the user sees: an
+    object of zero scale, a mesh linked from a library, one mesh shared by two of the objects (the second result would
+    overwrite the first), or a shape that comes from a simulation or cache at this frame."""
+    owners = {}
+    for capture in captures:
+        obj = capture.obj
+        to_local(capture.world[:1], capture.matrix, obj.name)  # a zero scale is refused here
+        if obj.library is not None or obj.data.library is not None:
+            raise AddonError(f"'{obj.name}' is linked from a library and cannot be changed; "
+                             f"make it local first; nothing was changed")
+        other = owners.setdefault(obj.data.name_full, obj)
+        if other is not obj:
+            raise AddonError(f"'{other.name}' and '{obj.name}' share one mesh; make them "
+                             f"single user (Object > Relations) first; nothing was changed")
+        if capture.deformed:
+            for modifier in obj.modifiers:
+                if modifier.show_viewport and modifier.type in SHAPE_REPLACING_MODIFIERS:
+                    raise AddonError(
+                        f"'{obj.name}' gets its shape at this frame from its modifier "
+                        f"'{modifier.name}', which a change of the mesh would not reach: fix it at "
+                        f"the simulation's first frame, or use Bake Untangled Cache; nothing was "
+                        f"changed")
+
+
 def write_back(capture, world_positions):
     """Writes the result; returns 'mesh' or 'shape key' for the report."""
-    untangled = to_local(world_positions, capture.matrix)
+    untangled = to_local(world_positions, capture.matrix, capture.obj.name)
     mesh = capture.obj.data
     if not capture.deformed:
         mesh.vertices.foreach_set("co", untangled.ravel())
@@ -128,11 +164,14 @@ def write_back(capture, world_positions):
     created = key is None
     if created:
         key = obj.shape_key_add(name=SHAPE_KEY_NAME, from_mix=False)
+    # What the key adds now (its value times its offset from its relative key) is part of the
+    # captured shape: the new key keeps it and adds the correction, at value 1.
     current = np.empty(len(mesh.vertices) * 3, dtype=np.float32)
-    if not created and key.value == 1.0 and not key.mute:
-        key.data.foreach_get("co", current)
-    else:
-        key.relative_key.data.foreach_get("co", current)
+    key.relative_key.data.foreach_get("co", current)
+    if not created and not key.mute and key.value != 0:
+        shaped = np.empty_like(current)
+        key.data.foreach_get("co", shaped)
+        current = current + np.float32(key.value) * (shaped - current)
     # A corrective key: whatever deforms the mesh after it, the evaluated shape moves by the
     # correction the untangler found.
     corrected = current.reshape(-1, 3) + (untangled - capture.local)

@@ -85,6 +85,7 @@ class CLOTH_UNTANGLE_OT_untangle_selected(bpy.types.Operator):
             settings = properties.settings_for(props)
             captures = meshdata.capture_all(selected_meshes(context),
                                             context.evaluated_depsgraph_get())
+            meshdata.check_writable(captures)
             window_manager.progress_begin(0, props.max_iterations)
             try:
                 positions, report = native.untangle(
@@ -134,8 +135,19 @@ def cache_folder(context, override=""):
     return os.path.dirname(bpy.data.filepath)
 
 
-def cache_path_for(folder, obj, suffix):
-    return os.path.join(folder, bpy.path.clean_name(obj.name) + suffix + ".pc2")
+def cache_paths(folder, objects, suffix):
+    """One PC2 path per object. Names that clean to the same file name ("Cloth.001" and
+    "Cloth_001") get _2, _3, ... in object order, so two objects never share a cache."""
+    paths, taken = [], set()
+    for obj in objects:
+        stem = bpy.path.clean_name(obj.name) + suffix
+        name, number = stem, 1
+        while name.lower() in taken:
+            number += 1
+            name = f"{stem}_{number}"
+        taken.add(name.lower())
+        paths.append(os.path.join(folder, name + ".pc2"))
+    return paths
 
 
 def modifier_path(filepath):
@@ -231,17 +243,18 @@ class BakeJob:
         finished = len(self.result)
         if not np.isfinite(self.result).all():
             raise AddonError("the library returned non-finite positions; nothing was written")
-        paths = []
+        # Every object's frames first, then all files or none: a failure leaves the previous
+        # caches as they were.
+        caches = []
         start = 0
         for index, obj in enumerate(self.objects):
             count = len(self.captures[index].world)
             world = self.result[:, start:start + count]
-            local = np.stack([meshdata.to_local(world[f], self.matrices[f][index])
-                              for f in range(finished)])
-            path = cache_path_for(self.folder, obj, "_untangled")
-            pc2.write(path, local, start=self.frames[0])
-            paths.append(path)
+            caches.append(np.stack([meshdata.to_local(world[f], self.matrices[f][index], obj.name)
+                                    for f in range(finished)]))
             start += count
+        paths = cache_paths(self.folder, self.objects, "_untangled")
+        pc2.write_all(zip(paths, caches), start=self.frames[0])
         self.scene.frame_set(self.original_frame)
         for obj, path in zip(self.objects, paths):
             pc2.attach(obj, modifier_path(path), self.frames[0])
@@ -728,13 +741,11 @@ class CLOTH_UNTANGLE_OT_bake_scene(bpy.types.Operator):
                         frames[index][frame] = world.positions(index)
                     pairs[frame] = world.stats()["pairs"]
                     window_manager.progress_update(frame)
-                paths = []
-                for index, cloth in enumerate(cloths):
-                    local = meshdata.to_local(frames[index].reshape(-1, 3),
-                                              cloth.matrix_world).reshape(frames[index].shape)
-                    path = cache_path_for(folder, cloth, "_scene")
-                    pc2.write(path, local, start=scene.frame_start)
-                    paths.append(path)
+                caches = [meshdata.to_local(frames[index].reshape(-1, 3), cloth.matrix_world,
+                                            cloth.name).reshape(frames[index].shape)
+                          for index, cloth in enumerate(cloths)]
+                paths = cache_paths(folder, cloths, "_scene")
+                pc2.write_all(zip(paths, caches), start=scene.frame_start)
                 properties.store_stats(props, world.stats())
                 show_world_overlay(props, world)
         except _ERRORS as error:

@@ -20,8 +20,7 @@ class Pc2Error(Exception):
     pass
 
 
-def write(path, frames, start=1.0, sampling=1.0):
-    """Writes frames (F, n, 3) to path atomically: a reader never sees a half-written file."""
+def _checked_frames(frames):
     frames = np.ascontiguousarray(frames, dtype="<f4")
     if frames.ndim != 3 or frames.shape[2] != 3:
         raise Pc2Error(f"PC2 frames must have the shape (frames, vertices, 3), got {frames.shape}")
@@ -29,14 +28,38 @@ def write(path, frames, start=1.0, sampling=1.0):
         raise Pc2Error("a PC2 cache needs at least one frame")
     if not np.isfinite(frames).all():
         raise Pc2Error("refusing to write non-finite positions to a PC2 cache")
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    temporary = path + ".part"
-    with open(temporary, "wb") as stream:
-        stream.write(HEADER.pack(SIGNATURE, 1, frames.shape[1], float(start), float(sampling),
-                                 frames.shape[0]))
-        stream.write(frames.tobytes())
-    os.replace(temporary, path)
+    return frames
+
+
+def write_all(caches, start=1.0, sampling=1.0):
+    """Writes (path, frames (F, n, 3)) pairs all or none: every file goes to path.part first and
+    is renamed once all are written, so a reader never sees a half-written file and a failed
+    bake leaves the previous caches as they were (the .part files are removed)."""
+    caches = [(path, _checked_frames(frames)) for path, frames in caches]
+    written = []
+    try:
+        for path, frames in caches:
+            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+            temporary = path + ".part"
+            written.append(temporary)
+            with open(temporary, "wb") as stream:
+                stream.write(HEADER.pack(SIGNATURE, 1, frames.shape[1], float(start),
+                                         float(sampling), frames.shape[0]))
+                stream.write(frames.tobytes())
+    except BaseException:
+        for temporary in written:
+            try:
+                os.remove(temporary)
+            except OSError:
+                pass
+        raise
+    for path, _ in caches:
+        os.replace(path + ".part", path)
+
+
+def write(path, frames, start=1.0, sampling=1.0):
+    """Writes frames (F, n, 3) to path atomically."""
+    write_all([(path, frames)], start, sampling)
 
 
 def read_header(path):

@@ -122,4 +122,42 @@ def test_cancelled_bake_leaves_a_valid_partial_cache():
              f"partial cache header {header} and {data.size} floats")
 
 
-h.run([test_bake_plays_back_untangled_frames, test_cancelled_bake_leaves_a_valid_partial_cache])
+def test_objects_whose_names_clean_alike_get_their_own_caches():
+    from cloth_untangle import operators
+    h.empty_scene()
+    objects = []
+    for name in ("Cloth.001", "Cloth_001", "cloth_001"):
+        bpy.ops.mesh.primitive_plane_add()
+        bpy.context.active_object.name = name
+        objects.append(bpy.context.active_object)
+    folder = h.temporary_folder("cloth_untangle_names_")
+    paths = operators.cache_paths(folder, objects, "_untangled")
+    names = [os.path.basename(path).lower() for path in paths]
+    h.expect(len(set(names)) == 3, f"shared cache files: {paths}")
+    h.expect(all(os.path.dirname(path) == folder for path in paths), paths)
+
+
+def test_a_failed_write_keeps_the_previous_caches():
+    from cloth_untangle import pc2
+    folder = h.temporary_folder("cloth_untangle_write_")
+    kept = os.path.join(folder, "A_untangled.pc2")
+    old = np.zeros((2, 4, 3), dtype=np.float32)
+    pc2.write(kept, old)
+    blocked = os.path.join(folder, "B_untangled.pc2")
+    os.makedirs(blocked + ".part")  # B's file cannot be written
+    new = np.ones((3, 4, 3), dtype=np.float32)
+    try:
+        pc2.write_all([(kept, new), (blocked, new)])
+    except OSError:
+        pass
+    else:
+        raise AssertionError("writing into a folder must fail")
+    header, data = h.read_pc2(kept)
+    h.expect(header["frames"] == 2 and np.array_equal(data.reshape(old.shape), old),
+             "the previous cache was replaced by a failed write")
+    h.expect(not os.path.exists(kept + ".part"), "a .part file was left behind")
+
+
+h.run([test_bake_plays_back_untangled_frames, test_cancelled_bake_leaves_a_valid_partial_cache,
+       test_objects_whose_names_clean_alike_get_their_own_caches,
+       test_a_failed_write_keeps_the_previous_caches])

@@ -95,8 +95,61 @@ def test_deformed_object_gets_corrective_shape_key():
              f"{len(h.object_pairs(cloth))} pairs left in the evaluated mesh")
     h.expect("shape key" in bpy.context.scene.cloth_untangle.status,
              bpy.context.scene.cloth_untangle.status)
+    # The key at half its value shows half the correction: tangled again. A second run must
+    # start from what the key shows now, not from its relative key.
+    keys.key_blocks["Untangled"].value = 0.5
+    h.expect(len(h.object_pairs(cloth)) > 0, "half the correction is still clean")
+    h.expect(bpy.ops.cloth_untangle.untangle_selected() == {'FINISHED'}, "second run failed")
+    h.expect(len(h.object_pairs(cloth)) == 0,
+             f"{len(h.object_pairs(cloth))} pairs left after the second run")
+
+
+def mesh_state(objects):
+    return [(h.world_positions(obj, evaluated=False).copy(), obj.data.shape_keys is None)
+            for obj in objects]
+
+
+def expect_refused(objects, *fragments):
+    """Untangle Selected is cancelled with a message naming the problem, and no object changed."""
+    before = mesh_state(objects)
+    h.select_only(objects)
+    h.expect_error(bpy.ops.cloth_untangle.untangle_selected, *fragments)
+    status = bpy.context.scene.cloth_untangle.status
+    for fragment in fragments:
+        h.expect(fragment in status, f"{fragment!r} not in the status {status!r}")
+    for (positions, no_keys), (now, still_no_keys) in zip(before, mesh_state(objects)):
+        h.expect(np.array_equal(positions, now) and no_keys == still_no_keys, "a mesh changed")
+
+
+def test_refuses_results_it_could_not_write_and_changes_nothing():
+    h.empty_scene()
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=20, y_subdivisions=20, size=2.0)
+    flat = bpy.context.active_object
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=20, y_subdivisions=20, size=1.2,
+                                    location=(0.1, 0.05, 0.3), rotation=(0.05, 0.6, 0.3))
+    steep = bpy.context.active_object
+    # Zero scale along the grid's normal: it still cuts the flat sheet, but its mesh cannot take
+    # a world-space result.
+    steep.scale = (1.0, 1.0, 0.0)
+    bpy.context.view_layer.update()
+    h.expect(len(h.overlap_pairs(h.world_positions(flat), h.polygons(flat),
+                                 h.world_positions(steep), h.polygons(steep))) > 0, "no crossing")
+    expect_refused([flat, steep], steep.name, "zero scale")
+    steep.scale = (1.0, 1.0, 1.0)
+    # A second object of the same mesh, turned so that it cuts the first: two results, one mesh.
+    twin = bpy.data.objects.new("Twin", flat.data)
+    bpy.context.scene.collection.objects.link(twin)
+    twin.location, twin.rotation_euler = (0.1, 0.05, 0.3), (0.05, 0.6, 0.3)
+    bpy.context.view_layer.update()
+    expect_refused([flat, twin], "share one mesh")
+    # A live cloth simulation past its first frame: a shape key would not reach its shape.
+    h.empty_scene()
+    cloth, _ = h.tangled_cloth(name="Simulated")
+    h.expect(len(h.object_pairs(cloth)) > 0, "the simulation is not tangled")
+    expect_refused([cloth], "Simulated", "Cloth", "Bake Untangled Cache")
 
 
 h.run([test_untangles_blender_cloth_tangle,
        test_two_objects_cut_into_each_other_come_apart,
-       test_deformed_object_gets_corrective_shape_key])
+       test_deformed_object_gets_corrective_shape_key,
+       test_refuses_results_it_could_not_write_and_changes_nothing])
