@@ -555,7 +555,9 @@ PointCache read_pc2(const std::filesystem::path& path) {
   cache.start_frame = start_frame;
   cache.sampling = sampling;
   cache.frames.resize(frame_count);
-  std::vector<char> buffer(static_cast<std::size_t>(frame_bytes));
+  // Only a file that holds a frame (checked above) sizes the buffer: a header-only file may
+  // announce any vertex count.
+  std::vector<char> buffer(frame_count > 0 ? static_cast<std::size_t>(frame_bytes) : 0);
   for (std::size_t f = 0; f < frame_count; ++f) {
     if (!in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()))) {
       throw IoError(name + ": read error in frame " + std::to_string(f));

@@ -408,6 +408,16 @@ TEST(Pc2, StreamingWriterPatchesTheFrameCount) {
   EXPECT_THROW(Pc2Writer(dir / "z.pc2", 0), IoError);
 }
 
+// A header-only file (no frame) may announce any vertex count; reading it allocates nothing
+// for the frames it does not hold (2^31 - 1 vertices would be a 25 GB frame buffer).
+TEST(Pc2, AHeaderWithoutFramesAllocatesNoFrame) {
+  TempDir dir;
+  write_bytes(dir / "empty.pc2", pc2_header(1, 2147483647, 0, 1, 0));
+  const PointCache cache = read_pc2(dir / "empty.pc2");
+  EXPECT_EQ(cache.vertex_count, 2147483647u);
+  EXPECT_TRUE(cache.frames.empty());
+}
+
 std::string pc2_error(const std::filesystem::path& path, const std::string& bytes) {
   write_bytes(path, bytes);
   try {
