@@ -53,14 +53,18 @@ def test_untangles_blender_cloth_tangle():
     # Undo needs a window (ed.undo's poll fails in -b): window_undo.py checks it under Xvfb.
 
 
-def test_two_objects_cut_into_each_other_come_apart():
+def crossing_sheets():
+    """A flat grid and a tilted one whose lower part cuts through it along an open contour."""
     h.empty_scene()
     bpy.ops.mesh.primitive_grid_add(x_subdivisions=20, y_subdivisions=20, size=2.0)
     flat = bpy.context.active_object
     bpy.ops.mesh.primitive_grid_add(x_subdivisions=20, y_subdivisions=20, size=1.2,
                                     location=(0.1, 0.05, 0.3), rotation=(0.05, 0.6, 0.3))
-    # The tilted sheet's lower part cuts through the flat one along an open contour.
-    steep = bpy.context.active_object
+    return flat, bpy.context.active_object
+
+
+def test_two_objects_cut_into_each_other_come_apart():
+    flat, steep = crossing_sheets()
     crossing = h.overlap_pairs(h.world_positions(flat), h.polygons(flat),
                                h.world_positions(steep), h.polygons(steep))
     h.expect(len(crossing) > 0, "the sheets do not cross")
@@ -122,12 +126,7 @@ def expect_refused(objects, *fragments):
 
 
 def test_refuses_results_it_could_not_write_and_changes_nothing():
-    h.empty_scene()
-    bpy.ops.mesh.primitive_grid_add(x_subdivisions=20, y_subdivisions=20, size=2.0)
-    flat = bpy.context.active_object
-    bpy.ops.mesh.primitive_grid_add(x_subdivisions=20, y_subdivisions=20, size=1.2,
-                                    location=(0.1, 0.05, 0.3), rotation=(0.05, 0.6, 0.3))
-    steep = bpy.context.active_object
+    flat, steep = crossing_sheets()
     # Zero scale along the grid's normal: it still cuts the flat sheet, but its mesh cannot take
     # a world-space result.
     steep.scale = (1.0, 1.0, 0.0)

@@ -29,6 +29,17 @@ Detected detect(const std::vector<PolygonMesh>& pieces) {
   return d;
 }
 
+void expect_same_contour(const Contour& a, const Contour& b) {
+  EXPECT_EQ(a.segments, b.segments);
+  EXPECT_EQ(a.hits, b.hits);
+  EXPECT_EQ(a.side0_triangles, b.side0_triangles);
+  EXPECT_EQ(a.hit_edge_on_side0, b.hit_edge_on_side0);
+  EXPECT_EQ(a.closed, b.closed);
+  EXPECT_EQ(a.type, b.type);
+  EXPECT_EQ(a.length, b.length);
+  EXPECT_EQ(a.pieces, b.pieces);
+}
+
 PolygonMesh triangles(const Positions& p, const std::vector<std::array<Index, 3>>& faces) {
   PolygonMesh m;
   m.positions = p;
@@ -227,14 +238,7 @@ TEST(Contours, IdenticalForOneAndTwoThreads) {
   ASSERT_FALSE(one.contours.contours.empty());
   ASSERT_EQ(one.contours.contours.size(), two.contours.contours.size());
   for (std::size_t i = 0; i < one.contours.contours.size(); ++i) {
-    const Contour& a = one.contours.contours[i];
-    const Contour& b = two.contours.contours[i];
-    EXPECT_EQ(a.segments, b.segments);
-    EXPECT_EQ(a.hits, b.hits);
-    EXPECT_EQ(a.side0_triangles, b.side0_triangles);
-    EXPECT_EQ(a.hit_edge_on_side0, b.hit_edge_on_side0);
-    EXPECT_EQ(a.length, b.length);
-    EXPECT_EQ(a.type, b.type);
+    expect_same_contour(one.contours.contours[i], two.contours.contours[i]);
   }
 }
 
@@ -256,16 +260,7 @@ TEST(Contours, WrittenOverOlderContoursEqualFreshOnes) {
   EXPECT_EQ(over.segment_contour, fresh.segment_contour);
   ASSERT_EQ(over.contours.size(), fresh.contours.size());
   for (std::size_t i = 0; i < fresh.contours.size(); ++i) {
-    const Contour& a = over.contours[i];
-    const Contour& b = fresh.contours[i];
-    EXPECT_EQ(a.segments, b.segments);
-    EXPECT_EQ(a.hits, b.hits);
-    EXPECT_EQ(a.side0_triangles, b.side0_triangles);
-    EXPECT_EQ(a.hit_edge_on_side0, b.hit_edge_on_side0);
-    EXPECT_EQ(a.closed, b.closed);
-    EXPECT_EQ(a.type, b.type);
-    EXPECT_EQ(a.length, b.length);
-    EXPECT_EQ(a.pieces, b.pieces);
+    expect_same_contour(over.contours[i], fresh.contours[i]);
   }
 }
 
