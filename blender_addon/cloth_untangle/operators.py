@@ -128,6 +128,9 @@ class CLOTH_UNTANGLE_OT_untangle_selected(bpy.types.Operator):
 
 def cache_folder(context, override=""):
     folder = override or context.scene.cloth_untangle.cache_directory
+    if folder.startswith("//") and not bpy.data.filepath:
+        raise AddonError(f"The Cache Folder '{folder}' is relative to the .blend file, which is "
+                         f"not saved yet: save it first, or choose an absolute folder")
     if folder:
         return bpy.path.abspath(folder)
     if not bpy.data.filepath:
@@ -440,24 +443,38 @@ def new_scene_world(cloths, props):
     return world
 
 
+def check_scene_cloths(cloths, counts):
+    """The cloths must be the scene's pieces, each once and with its vertex count: a duplicated,
+    deleted or edited cloth cannot run in the scene's world."""
+    pieces = [cloth.cloth_untangle.piece for cloth in cloths]
+    if pieces != list(range(len(counts))):
+        raise AddonError(f"the scene has {len(counts)} cloth pieces, but its objects are pieces "
+                         f"{pieces} (a cloth was duplicated or deleted); delete the extra "
+                         f"objects or add the scene again")
+    for index, cloth in enumerate(cloths):
+        if len(cloth.data.vertices) != counts[index]:
+            raise AddonError(f"'{cloth.name}' has {len(cloth.data.vertices)} vertices, the "
+                             f"scene's piece {index} has {counts[index]}; add the scene again")
+
+
 def live_world(context, cloths):
-    """The running world of a scene group; rebuilt from the meshes after a reload."""
+    """The running world of a scene group (built on first use or after a reload), at the meshes'
+    current positions: an edit, a move or an Undo between runs is what the next run starts
+    from."""
     group = cloths[0].cloth_untangle.scene_group
     world = _live_worlds.get(group)
-    if world is not None and world.piece_count == len(cloths):
-        return world
-    world = new_scene_world(cloths, context.scene.cloth_untangle)
-    counts = world.piece_vertex_counts()
+    fresh = world is None
+    if fresh:
+        world = new_scene_world(cloths, context.scene.cloth_untangle)
     try:
+        check_scene_cloths(cloths, world.piece_vertex_counts())
         for index, cloth in enumerate(cloths):
-            if len(cloth.data.vertices) != counts[index]:
-                raise AddonError(f"'{cloth.name}' has {len(cloth.data.vertices)} vertices, the "
-                                 f"scene's piece {index} has {counts[index]}; add the scene again")
             positions = meshdata.to_world(meshdata.mesh_positions(cloth.data),
                                           cloth.matrix_world)
             world.set_positions(positions, piece=index)
     except Exception:
-        world.close()
+        if fresh:
+            world.close()
         raise
     _live_worlds[group] = world
     return world
@@ -726,6 +743,11 @@ class CLOTH_UNTANGLE_OT_bake_scene(bpy.types.Operator):
             folder = cache_folder(context, self.directory)
             world = new_scene_world(cloths, props)
         except _ERRORS as error:
+            return _fail(self, props, error)
+        try:
+            check_scene_cloths(cloths, world.piece_vertex_counts())
+        except _ERRORS as error:
+            world.close()
             return _fail(self, props, error)
         pairs = np.zeros(count, dtype=np.int64)
         window_manager.progress_begin(0, count)

@@ -125,7 +125,46 @@ def test_show_intersections_selects_what_blender_finds():
     h.expect(bpy.context.scene.cloth_untangle.stat_pairs > 0, "stats not updated")
 
 
+def test_a_running_scene_starts_from_the_meshes_and_refuses_a_duplicated_cloth():
+    cloths = add("dropped-cloth")['CLOTH']
+    context = bpy.context
+    world = operators.live_world(context, cloths)
+    operators.scene_step(context.scene, world, cloths)
+    # Moved by the user between two runs (as an edit or an Undo would): the next run starts there.
+    lifted = h.world_positions(cloths[0], evaluated=False) + np.array([0.0, 0.0, 1.0])
+    cloths[0].data.vertices.foreach_set("co", lifted.astype(np.float32).ravel())
+    h.expect(operators.live_world(context, cloths) is world, "the live world was not kept")
+    h.expect(np.allclose(world.positions(0), lifted, atol=1e-5), "the world ignored the edit")
+    # A duplicated cloth is a second object of piece 0: refused with a readable message.
+    twin = cloths[0].copy()
+    twin.data = cloths[0].data.copy()
+    context.scene.collection.objects.link(twin)
+    group = operators.scene_cloths(context, cloths[0])
+    h.expect(len(group) == 2, f"{len(group)} cloths in the group")
+    try:
+        operators.live_world(context, group)
+    except operators.AddonError as error:
+        h.expect("duplicated" in str(error), str(error))
+    else:
+        raise AssertionError("a duplicated cloth must be refused")
+    h.select_only([cloths[0]])
+    context.view_layer.objects.active = cloths[0]
+    folder = h.temporary_folder("cloth_untangle_scene_")
+    h.expect_error(lambda: bpy.ops.cloth_untangle.bake_scene(directory=folder), "duplicated")
+
+
+def test_a_relative_cache_folder_needs_a_saved_file():
+    cloths = add("two-sheets")['CLOTH']
+    h.expect(not bpy.data.filepath, "the test file must be unsaved")
+    h.select_only([cloths[0]])
+    bpy.context.view_layer.objects.active = cloths[0]
+    h.expect_error(lambda: bpy.ops.cloth_untangle.bake_scene(directory="//caches/"),
+                   "//caches/", "not saved")
+
+
 h.run([test_add_scene_builds_the_three_scenes,
        test_run_scene_step_writes_meshes_and_takes_switches,
+       test_a_running_scene_starts_from_the_meshes_and_refuses_a_duplicated_cloth,
+       test_a_relative_cache_folder_needs_a_saved_file,
        test_bake_scene_tangled_start_reaches_zero,
        test_show_intersections_selects_what_blender_finds])
