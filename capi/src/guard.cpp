@@ -42,7 +42,7 @@ UtStatus status_of_current_exception() noexcept {
   } catch (const std::out_of_range& error) {
     set_last_error(std::string("internal error (index out of range): ") + error.what());
     return UT_ERROR_INTERNAL;
-  } catch (const std::logic_error& error) {
+  } catch (const InvalidOperation& error) {
     set_last_error(error.what());
     return UT_ERROR_INVALID_OPERATION;
   } catch (const std::exception& error) {

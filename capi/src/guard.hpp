@@ -3,11 +3,19 @@
 #pragma once
 
 #include <exception>
+#include <stdexcept>
 #include <string>
 
 #include "untangle.h"
 
 namespace untangle::capi {
+
+// Thrown inside the ABI for a call the handle's state does not allow (UT_ERROR_INVALID_OPERATION).
+// Any other std::logic_error is the engine's own check failing: an internal error.
+class InvalidOperation : public std::logic_error {
+ public:
+  using std::logic_error::logic_error;
+};
 
 // Thrown inside the ABI when a progress callback asked to stop.
 class Cancelled : public std::exception {

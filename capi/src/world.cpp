@@ -402,7 +402,8 @@ UT_API UtStatus ut_world_grab_move(UtWorld* world, const float target[3],
     const untangle::Vec3 to = finite_vec3(target, "target");
     const untangle::Vec3 normal = unit_vec3(plane_normal, "plane_normal");
     if (w.grabbed_particle() == untangle::kNoIndex) {
-      throw std::logic_error("grab_move without an active grab (call ut_world_grab_begin first)");
+      throw untangle::capi::InvalidOperation(
+          "grab_move without an active grab (call ut_world_grab_begin first)");
     }
     w.grab_move(to, normal.normalized());
   });
