@@ -802,7 +802,8 @@ class CLOTH_UNTANGLE_OT_show_intersections(bpy.types.Operator):
     def execute(self, context):
         props = context.scene.cloth_untangle
         objects = selected_meshes(context)
-        if context.mode == 'EDIT_MESH':
+        was_editing = context.mode == 'EDIT_MESH'
+        if was_editing:
             bpy.ops.object.mode_set(mode='OBJECT')  # edits reach the mesh data only so
         try:
             captures = meshdata.capture_all(objects, context.evaluated_depsgraph_get(),
@@ -815,6 +816,8 @@ class CLOTH_UNTANGLE_OT_show_intersections(bpy.types.Operator):
                 contours = world.contours()
                 boxes = world.culled_boxes() if props.show_bvh else None
         except _ERRORS as error:
+            if was_editing:
+                bpy.ops.object.mode_set(mode='EDIT')  # as the user left it
             return _fail(self, props, error)
         selected = sum(meshdata.select_faces(obj.data, picked)
                        for obj, picked in zip(objects, faces))

@@ -125,6 +125,17 @@ def test_show_intersections_selects_what_blender_finds():
     h.expect(bpy.context.scene.cloth_untangle.stat_pairs > 0, "stats not updated")
 
 
+def test_show_intersections_failing_in_edit_mode_stays_in_edit_mode():
+    h.empty_scene()
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=4, y_subdivisions=4)
+    grid = bpy.context.active_object
+    grid.data.vertices[0].co = (float("nan"), 0.0, 0.0)
+    bpy.ops.object.mode_set(mode='EDIT')
+    h.expect_error(bpy.ops.cloth_untangle.show_intersections, grid.name, "non-finite")
+    h.expect(bpy.context.mode == 'EDIT_MESH', f"left in {bpy.context.mode}")
+    bpy.ops.object.mode_set(mode='OBJECT')
+
+
 def test_a_running_scene_starts_from_the_meshes_and_refuses_a_duplicated_cloth():
     cloths = add("dropped-cloth")['CLOTH']
     context = bpy.context
@@ -166,5 +177,6 @@ h.run([test_add_scene_builds_the_three_scenes,
        test_run_scene_step_writes_meshes_and_takes_switches,
        test_a_running_scene_starts_from_the_meshes_and_refuses_a_duplicated_cloth,
        test_a_relative_cache_folder_needs_a_saved_file,
+       test_show_intersections_failing_in_edit_mode_stays_in_edit_mode,
        test_bake_scene_tangled_start_reaches_zero,
        test_show_intersections_selects_what_blender_finds])
