@@ -365,7 +365,8 @@ UT_API UtStatus ut_untangle(const UtScene* scene, const UtSettings* settings,
  *   frames:       frame_count * vertex_count packed xyz, frame after frame
  *   output:       the same size; frame f is written when frame f is finished
  *   reports:      NULL or an array of frame_count reports; its stride is reports[0].struct_size,
- *                 which the caller sets (the others are written whole)
+ *                 which the caller sets (the others are written whole); with no frames it
+ *                 is an empty array and not read
  *   frames_done:  NULL or the number of frames finished
  * Unless options->independent, frame f+1 starts from input[f+1] + (output[f] - input[f]).
  * Each input frame is its own rest shape. On cancel: UT_ERROR_CANCELLED, the finished frames

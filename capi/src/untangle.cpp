@@ -163,6 +163,8 @@ UT_API UtStatus ut_untangle_sequence(const UtScene* scene, const UtSettings* set
     if (frame_count > 0) {
       require(frames, "frames");
       require(output, "output");
+    } else {
+      reports = nullptr;  // an empty array: reports[0] is not the caller's
     }
     check_report_size(reports);
     const std::size_t report_stride = reports != nullptr ? reports->struct_size : 0;

@@ -188,6 +188,21 @@ TEST(CapiUntangle, SequenceUntanglesEveryFrameAndCancelsBetweenFrames) {
   EXPECT_EQ(partial[3 * n], -1.0f) << "unfinished frames are not written";
 }
 
+// Property: an empty sequence is finished at once, and its (empty) report array is not read:
+// the element after its end holds a struct_size no report has.
+TEST(CapiUntangle, EmptySequenceReadsNoReport) {
+  ScenePtr scene = make_scene({horizontal_sheet()});
+  UtUntangleReport past_the_end;
+  past_the_end.struct_size = 3;
+  std::size_t done = 7;
+  EXPECT_EQ(ut_untangle_sequence(scene.get(), nullptr, nullptr, nullptr, 0, 121, nullptr,
+                                 &past_the_end, &done, nullptr, nullptr),
+            UT_OK)
+      << last_error();
+  EXPECT_EQ(done, 0u);
+  EXPECT_EQ(past_the_end.struct_size, 3u);
+}
+
 // Property: bad arguments to the untangler are refused before any work, naming the problem.
 TEST(CapiUntangle, BadArgumentsAreRefused) {
   ScenePtr scene = make_scene({horizontal_sheet()});
