@@ -396,6 +396,9 @@ def _float_ptr(array: Optional[np.ndarray]):
     return None if array is None else array.ctypes.data_as(_FLOAT_P)
 
 
+_U32_MAX = 2**32 - 1
+
+
 def _u32_array(array, what: str) -> np.ndarray:
     if array is None:
         raise _invalid(f"{what} is None")
@@ -405,6 +408,9 @@ def _u32_array(array, what: str) -> np.ndarray:
     if result.dtype != np.uint32:
         if result.size and (result.dtype.kind not in "iu" or result.min() < 0):
             raise _invalid(f"{what} must hold non-negative integers")
+        if result.size and result.max() > _U32_MAX:
+            # astype would wrap it round to a small, valid-looking index
+            raise _invalid(f"{what} holds {result.max()}, above the largest index {_U32_MAX}")
         result = result.astype(np.uint32)
     return np.ascontiguousarray(result)
 

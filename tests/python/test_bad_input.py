@@ -78,6 +78,11 @@ class BadInput(unittest.TestCase):
         negative = native.Piece(np.array(QUAD, np.float32).reshape(-1, 3), np.array([3]),
                                 np.array([0, -1, 2]))
         self.assertFails(native.UT_ERROR_INVALID_ARGUMENT, ["non-negative"], native.World, [negative])
+        # 2**32 + 1 would wrap round to vertex 1, a valid index
+        wrapping = native.Piece(np.array(QUAD, np.float32).reshape(-1, 3), np.array([3]),
+                                np.array([0, 2**32 + 1, 2], np.int64))
+        self.assertFails(native.UT_ERROR_INVALID_ARGUMENT, ["4294967297", "largest index"],
+                         native.World, [wrapping])
 
     def test_non_finite_positions(self):
         for bad in (math.nan, math.inf, -math.inf):
