@@ -1,6 +1,8 @@
 #include "engine.hpp"
 
 #include <algorithm>
+#include <limits>
+#include <sstream>
 
 namespace untangle::cli {
 namespace {
@@ -111,6 +113,20 @@ MeshFile read_mesh_file(const std::string& path) {
 
 void add_pieces(SceneHandle& scene, const ObjPieces& pieces, const std::string& path) {
   const std::string prefix = path.empty() ? std::string() : path + ": ";
+  // The file is read in doubles, the library works in floats: a finite coordinate beyond the
+  // float range would reach it as Inf and be called "non-finite".
+  std::size_t global = 0;
+  for (const PolygonMesh& piece : pieces.meshes) {
+    for (const Vec3& p : piece.positions) {
+      if (p.cwiseAbs().maxCoeff() > std::numeric_limits<float>::max()) {
+        std::ostringstream message;
+        message << prefix << "vertex " << pieces.source_vertex[global] + 1 << " (" << p.x() << ", "
+                << p.y() << ", " << p.z() << ") is beyond the range of a float (about 3.4e38)";
+        throw CliError(message.str());
+      }
+      ++global;
+    }
+  }
   for (std::size_t p = 0; p < pieces.meshes.size(); ++p) {
     try {
       scene.add_piece(pieces.meshes[p]);

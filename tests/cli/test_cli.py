@@ -326,6 +326,13 @@ class BadInput(Temp):
             status, _, err = run("detect", path)
             self.assertFails(status, 1, err, path, needle)
 
+    def test_coordinate_beyond_float_range_is_named(self):
+        # A valid double, but Inf in the library's floats: not to be called "non-finite".
+        path = self.write("huge.obj", "v 0 0 0\nv 1e39 0 0\nv 0 1 0\nf 1 2 3\n")
+        status, _, err = run("detect", path)
+        self.assertFails(status, 1, err, path,
+                         "vertex 2 (1e+39, 0, 0) is beyond the range of a float")
+
     def test_invalid_mesh_is_refused_by_the_engine(self):
         path = self.write("repeat.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 2 3\n")
         status, _, err = run("detect", path)
