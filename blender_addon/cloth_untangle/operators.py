@@ -362,6 +362,11 @@ played by a Mesh Cache modifier"""
         context.window_manager.event_timer_remove(self._timer)
         context.window_manager.progress_end()
 
+    def cancel(self, context):
+        # Blender ends the modal without an event (a file is loaded, the window closes): the
+        # worker thread stops after its frame, and nothing is written.
+        self._job.cancel.set()
+
     def modal(self, context, event):
         job = self._job
         props = context.scene.cloth_untangle
@@ -386,6 +391,10 @@ played by a Mesh Cache modifier"""
                 self._stop(context)
                 job.restore()
                 return _fail(self, props, error)
+            except Exception:  # a bug: clean up, and let Blender show the traceback
+                self._stop(context)
+                job.restore()
+                raise
             context.window_manager.progress_update(self._index)
             if self._index == len(job.frames):
                 self._thread = threading.Thread(
@@ -592,11 +601,18 @@ class CLOTH_UNTANGLE_OT_add_scene(bpy.types.Operator):
         return {'FINISHED'}
 
 
+_running_scenes = set()  # scene group ids with a Run Scene in progress
+
+
 def _poll_scene(cls, context):
     if context.mode != 'OBJECT':
         return _refuse(cls, "Switch to Object Mode first")
-    if not scene_cloths(context):
+    cloths = scene_cloths(context)
+    if not cloths:
         return _refuse(cls, "Make an object of an added scene active (Add Scene first)")
+    if cloths[0].cloth_untangle.scene_group in _running_scenes:
+        # A second run would step the same world from two timers; a bake would be overwritten.
+        return _refuse(cls, "Run Scene is running on this scene: Esc or right-click stops it")
     return True
 
 
@@ -642,6 +658,8 @@ Esc or right-click stops and keeps the state"""
         self._pick_radius = 2.0 * float(np.linalg.norm(co[pairs[:, 0]] - co[pairs[:, 1]],
                                                        axis=1).mean()) if len(pairs) else 0.1
         self._grab_plane = None
+        self._group = self._cloths[0].cloth_untangle.scene_group
+        _running_scenes.add(self._group)
         self._timer = context.window_manager.event_timer_add(1.0 / 60.0, window=context.window)
         context.window_manager.modal_handler_add(self)
         props.status = "Running: left-drag grabs the cloth, Esc or right-click stops"
@@ -681,11 +699,16 @@ Esc or right-click stops and keeps the state"""
             self._world.grab_move(tuple(target), tuple(normal))
 
     def _stop(self, context):
-        if self._grab_plane is not None:
-            self._world.grab_end()
-            self._grab_plane = None
+        _running_scenes.discard(self._group)
         context.window_manager.event_timer_remove(self._timer)
         context.scene.cloth_untangle.status = "Stopped; the cloth keeps its state"
+        if self._grab_plane is not None:
+            self._grab_plane = None
+            self._world.grab_end()
+
+    def cancel(self, context):
+        # Blender ends the modal without an event (a file is loaded, the window closes).
+        _running_scenes.discard(self._group)
 
     def modal(self, context, event):
         props = context.scene.cloth_untangle
@@ -717,6 +740,9 @@ Esc or right-click stops and keeps the state"""
         except _ERRORS as error:
             self._stop(context)
             return _fail(self, props, error)
+        except Exception:  # a bug: stop the timer, and let Blender show the traceback
+            self._stop(context)
+            raise
         return {'PASS_THROUGH'}
 
 

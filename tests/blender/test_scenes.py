@@ -164,6 +164,21 @@ def test_a_running_scene_starts_from_the_meshes_and_refuses_a_duplicated_cloth()
     h.expect_error(lambda: bpy.ops.cloth_untangle.bake_scene(directory=folder), "duplicated")
 
 
+def test_a_running_scene_refuses_a_second_run_and_a_bake():
+    cloths = add("two-sheets")['CLOTH']
+    h.select_only([cloths[0]])
+    bpy.context.view_layer.objects.active = cloths[0]
+    h.expect(bpy.ops.cloth_untangle.run_scene.poll(), "Run Scene refused on an idle scene")
+    group = cloths[0].cloth_untangle.scene_group
+    operators._running_scenes.add(group)  # what Run Scene's invoke does (it needs a window)
+    try:
+        h.expect(not bpy.ops.cloth_untangle.run_scene.poll(), "a second Run Scene was allowed")
+        h.expect(not bpy.ops.cloth_untangle.bake_scene.poll(), "Bake Scene was allowed")
+    finally:
+        operators._running_scenes.discard(group)
+    h.expect(bpy.ops.cloth_untangle.bake_scene.poll(), "Bake Scene refused once stopped")
+
+
 def test_a_relative_cache_folder_needs_a_saved_file():
     cloths = add("two-sheets")['CLOTH']
     h.expect(not bpy.data.filepath, "the test file must be unsaved")
@@ -177,6 +192,7 @@ h.run([test_add_scene_builds_the_three_scenes,
        test_run_scene_step_writes_meshes_and_takes_switches,
        test_a_running_scene_starts_from_the_meshes_and_refuses_a_duplicated_cloth,
        test_a_relative_cache_folder_needs_a_saved_file,
+       test_a_running_scene_refuses_a_second_run_and_a_bake,
        test_show_intersections_failing_in_edit_mode_stays_in_edit_mode,
        test_bake_scene_tangled_start_reaches_zero,
        test_show_intersections_selects_what_blender_finds])
