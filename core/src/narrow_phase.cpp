@@ -35,6 +35,13 @@ constexpr double kBoxMargin = 1e-6;
 // distance from the plane's origin corner).
 constexpr double kBallMargin = 1e-7;
 
+// The interval test runs only where the planes meet at a sine above this: the direction of their
+// shared line is then known to about 1e-16 / kMinCrossingSine.
+constexpr double kMinCrossingSine = 1e-4;
+// The interval test's margin, in multiples of the two ball margins (kBallMargin times the
+// extents): far above the rounding of the crossing points, so it never rejects a pair with a hit.
+constexpr double kIntervalMargin = 10;
+
 // bucket_sort takes std::sort below one item per this many buckets.
 constexpr std::size_t kFewItemsPerBucket = 8;
 
@@ -255,29 +262,74 @@ bool ball_on_one_side(const TriangleFrame& plane, const TriangleFrame& other) {
   return distance - other.radius > plane.ball_margin + other.ball_margin;
 }
 
+struct CornerSides {
+  std::array<int, 3> side;
+  std::array<double, 3> distance;  // plane.normal . (corner - plane's corner 0)
+};
+
 // The corners of `other` seen from the plane of `plane` (through its corner 0): +1 or -1 for a
 // corner clearly on that side, by a margin far above rounding and far beyond kHitTolerance's
 // reach, else 0. An edge with both ends clearly on one side cannot cross the plane, not even as
 // a dropped hit; a triangle with its three corners there cannot either.
-std::array<int, 3> corner_sides(const TriangleFrame& plane, const TriangleFrame& other) {
+CornerSides corner_sides(const TriangleFrame& plane, const TriangleFrame& other) {
   const Vec3& origin = plane.corners[0];
-  double d[3];
+  CornerSides out;
   double reach2 = 0;
   for (int i = 0; i < 3; ++i) {
     const Vec3 r = other.corners[i] - origin;
-    d[i] = plane.normal.dot(r);
+    out.distance[i] = plane.normal.dot(r);
     reach2 = std::max(reach2, r.squaredNorm());
   }
   const double margin2 = plane.side_tolerance * reach2;
-  std::array<int, 3> sides;
   for (int i = 0; i < 3; ++i) {
-    sides[i] = d[i] * d[i] > margin2 ? (d[i] > 0 ? 1 : -1) : 0;
+    const double d = out.distance[i];
+    out.side[i] = d * d > margin2 ? (d > 0 ? 1 : -1) : 0;
   }
-  return sides;
+  return out;
 }
 
 bool all_on_one_side(const std::array<int, 3>& sides) {
   return sides[0] != 0 && sides[0] == sides[1] && sides[0] == sides[2];
+}
+
+bool all_clearly_placed(const std::array<int, 3>& sides) {
+  return sides[0] != 0 && sides[1] != 0 && sides[2] != 0;
+}
+
+// Where `t` meets the other triangle's plane, projected on `axis` (along the line both planes
+// share), relative to `origin`: the two points where its edges from the lone corner cross it.
+// Every corner of t is clearly on a side, and not all on the same one.
+std::array<double, 2> crossing_interval(const TriangleFrame& t, const CornerSides& s,
+                                        const Vec3& axis, const Vec3& origin) {
+  const int k = s.side[0] == s.side[1] ? 2 : (s.side[0] == s.side[2] ? 1 : 0);
+  const int m1 = k == 2 ? 0 : k + 1;
+  const int m2 = k == 0 ? 2 : k - 1;
+  const double pk = axis.dot(t.corners[k] - origin);
+  const double p1 = axis.dot(t.corners[m1] - origin);
+  const double p2 = axis.dot(t.corners[m2] - origin);
+  const double c1 = pk + (p1 - pk) * (s.distance[k] / (s.distance[k] - s.distance[m1]));
+  const double c2 = pk + (p2 - pk) * (s.distance[k] / (s.distance[k] - s.distance[m2]));
+  return {std::min(c1, c2), std::max(c1, c2)};
+}
+
+// Each triangle crosses the other's plane, but along the line both planes share their crossings
+// lie clearly apart (Moller's interval test): no edge of one can meet the other. Most pairs that
+// reach this far end here, before six edge tests full of unpredictable branches.
+bool crossings_apart(const TriangleFrame& fa, const CornerSides& a_sides, const TriangleFrame& fb,
+                     const CornerSides& b_sides) {
+  if (!all_clearly_placed(a_sides.side) || !all_clearly_placed(b_sides.side)) return false;
+  const Vec3 axis = fa.normal.cross(fb.normal);
+  const double axis2 = axis.squaredNorm();
+  // Nearly parallel planes: their shared line is ill-defined, leave them to the edge tests.
+  if (!(axis2 > kMinCrossingSine * kMinCrossingSine * fa.normal.squaredNorm() *
+                    fb.normal.squaredNorm())) {
+    return false;
+  }
+  const Vec3& origin = fb.corners[0];
+  const std::array<double, 2> ia = crossing_interval(fa, a_sides, axis, origin);
+  const std::array<double, 2> ib = crossing_interval(fb, b_sides, axis, origin);
+  const double margin = kIntervalMargin * std::sqrt(axis2) * (fa.ball_margin + fb.ball_margin);
+  return ia[1] + margin < ib[0] || ib[1] + margin < ia[0];
 }
 
 // intersect_edge_triangle with |(b - a) x (c - a)|^2 given: the narrow phase has it per triangle
@@ -351,13 +403,14 @@ void test_triangle_pair(const ClothMesh& mesh, const std::vector<TriangleFrame>&
   if (ball_on_one_side(fb, fa) || ball_on_one_side(fa, fb)) return;
   // Both directions are needed: a side test of A against B's plane says nothing about the
   // edges of B once A reaches that plane.
-  const std::array<int, 3> a_sides = corner_sides(fb, fa);
-  if (all_on_one_side(a_sides)) return;
-  const std::array<int, 3> b_sides = corner_sides(fa, fb);
-  if (all_on_one_side(b_sides)) return;
+  const CornerSides a_sides = corner_sides(fb, fa);
+  if (all_on_one_side(a_sides.side)) return;
+  const CornerSides b_sides = corner_sides(fa, fb);
+  if (all_on_one_side(b_sides.side)) return;
+  if (crossings_apart(fa, a_sides, fb, b_sides)) return;
   const std::uint32_t first = static_cast<std::uint32_t>(block.hits.size());
-  edges_against(mesh, ta, fa, mesh.triangles[ta], a_sides, tb, fb, block);
-  edges_against(mesh, tb, fb, mesh.triangles[tb], b_sides, ta, fa, block);
+  edges_against(mesh, ta, fa, mesh.triangles[ta], a_sides.side, tb, fb, block);
+  edges_against(mesh, tb, fb, mesh.triangles[tb], b_sides.side, ta, fa, block);
   const auto count = static_cast<std::uint32_t>(block.hits.size()) - first;
   if (count > 0) block.pairs.push_back({std::min(ta, tb), std::max(ta, tb), first, count});
 }

@@ -276,6 +276,35 @@ TEST(NarrowPhase, SingleCrossingMatchesHandComputation) {
   EXPECT_TRUE(saw_vertical_edge);
 }
 
+// Each triangle crosses the other's plane, and along the line the planes share the crossings are
+// apart by a gap or overlap by it: the interval test must reject the first, never the second,
+// down to gaps far below the triangles' size, turned and far from the origin.
+TEST(NarrowPhase, CrossingsApartOrOverlappingAlongTheSharedLine) {
+  const Eigen::Matrix3d turn =
+      (Eigen::AngleAxisd(0.7, Vec3(1, 2, 3).normalized()) * Eigen::AngleAxisd(0.3, Vec3::UnitX()))
+          .toRotationMatrix();
+  for (const double offset : {0.0, 1000.0}) {
+    for (const double gap : {1e-2, 1e-4, 1e-6, 1e-8, -1e-8, -1e-6, -1e-4, -1e-2}) {
+      // A meets the plane y = 0.3 along x in [0, 0.7]; B meets z = 0 along x in [0.7 + gap, 2].
+      std::vector<Vec3> corners = {{0, 0, 0},         {1, 0, 0},       {0, 1, 0},
+                                   {0.7 + gap, 0.3, -1}, {0.7 + gap, 0.3, 1}, {2, 0.3, 0.1}};
+      for (Vec3& c : corners) c = turn * c + Vec3::Constant(offset);
+      const std::vector<PolygonMesh> pieces = {
+          triangles({corners[0], corners[1], corners[2]}, {{0, 1, 2}}),
+          triangles({corners[3], corners[4], corners[5]}, {{0, 1, 2}})};
+      const ClothMesh mesh = ClothMesh::build(pieces);
+      const Positions x = test::concatenated_positions(pieces);
+      const Bvh bvh(mesh, x);
+      const Intersections found = find_intersections(mesh, bvh, x);
+      SCOPED_TRACE(::testing::Message() << "gap " << gap << ", offset " << offset);
+      EXPECT_EQ(found.pairs, test::brute_force_pairs(mesh, x));
+      if (std::abs(gap) >= 1e-6) {
+        EXPECT_EQ(found.pairs.size(), gap < 0 ? 1u : 0u);
+      }
+    }
+  }
+}
+
 // Touching exactly at a point of both triangles' edges: both hits are degenerate, so there is
 // no hit, no pair and two dropped hits.
 TEST(NarrowPhase, HitsThroughAnEdgeAreDroppedAndCounted) {
