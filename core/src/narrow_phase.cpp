@@ -321,8 +321,8 @@ bool crossings_apart(const TriangleFrame& fa, const CornerSides& a_sides, const 
   const Vec3 axis = fa.normal.cross(fb.normal);
   const double axis2 = axis.squaredNorm();
   // Nearly parallel planes: their shared line is ill-defined, leave them to the edge tests.
-  if (!(axis2 > kMinCrossingSine * kMinCrossingSine * fa.normal.squaredNorm() *
-                    fb.normal.squaredNorm())) {
+  if (!(axis2 >
+        kMinCrossingSine * kMinCrossingSine * fa.normal.squaredNorm() * fb.normal.squaredNorm())) {
     return false;
   }
   const Vec3& origin = fb.corners[0];

@@ -286,8 +286,9 @@ TEST(NarrowPhase, CrossingsApartOrOverlappingAlongTheSharedLine) {
   for (const double offset : {0.0, 1000.0}) {
     for (const double gap : {1e-2, 1e-4, 1e-6, 1e-8, -1e-8, -1e-6, -1e-4, -1e-2}) {
       // A meets the plane y = 0.3 along x in [0, 0.7]; B meets z = 0 along x in [0.7 + gap, 2].
-      std::vector<Vec3> corners = {{0, 0, 0},         {1, 0, 0},       {0, 1, 0},
-                                   {0.7 + gap, 0.3, -1}, {0.7 + gap, 0.3, 1}, {2, 0.3, 0.1}};
+      std::vector<Vec3> corners = {{0, 0, 0},           {1, 0, 0},
+                                   {0, 1, 0},           {0.7 + gap, 0.3, -1},
+                                   {0.7 + gap, 0.3, 1}, {2, 0.3, 0.1}};
       for (Vec3& c : corners) c = turn * c + Vec3::Constant(offset);
       const std::vector<PolygonMesh> pieces = {
           triangles({corners[0], corners[1], corners[2]}, {{0, 1, 2}}),
