@@ -11,6 +11,8 @@
 #include <string>
 #include <utility>
 
+#include "parallel_errors.hpp"
+
 namespace untangle {
 
 namespace {
@@ -448,10 +450,14 @@ void Bvh::find_disks() {
         r.manifold && r.vertices - r.edges + r.faces == 1 && is_single_simple_loop(mesh, r.border);
     node_is_disk_[n] = disk ? 1 : 0;
   };
+  ParallelErrors errors;
 #pragma omp parallel for schedule(dynamic, 1)
   for (std::size_t i = 0; i < subtree_roots_.size(); ++i) {
-    for (Index n = subtree_end_[subtree_roots_[i]]; n-- > subtree_roots_[i];) compute(n);
+    errors.run([&] {
+      for (Index n = subtree_end_[subtree_roots_[i]]; n-- > subtree_roots_[i];) compute(n);
+    });
   }
+  errors.rethrow();
   for (std::size_t i = top_nodes_.size(); i-- > 0;) compute(top_nodes_[i]);
 
   node_border_edges_.offsets.assign(nodes_.size() + 1, 0);
@@ -545,13 +551,17 @@ void Bvh::refit(const Positions& positions, double inflation) {
   for (std::size_t i = top_nodes_.size(); i-- > 0;) refit_node(top_nodes_[i]);
   BorderScratch scratch;  // reused across the nodes of one thread's loop
   for (Index n : top_nodes_) cull_node(n, scratch);
+  ParallelErrors errors;  // the border tests grow their scratch lists
 #pragma omp parallel for schedule(dynamic, 1)
   for (std::size_t i = 0; i < subtree_roots_.size(); ++i) {
-    BorderScratch subtree_scratch;
-    for (Index n = subtree_roots_[i]; n < subtree_end_[subtree_roots_[i]]; ++n) {
-      cull_node(n, subtree_scratch);
-    }
+    errors.run([&] {
+      BorderScratch subtree_scratch;
+      for (Index n = subtree_roots_[i]; n < subtree_end_[subtree_roots_[i]]; ++n) {
+        cull_node(n, subtree_scratch);
+      }
+    });
   }
+  errors.rethrow();
 }
 
 // The border loop projected on the plane normal to the cone axis must not cross or touch
@@ -654,12 +664,16 @@ void Bvh::find_candidates(bool cull, Candidates& result, CandidateBuffers& buffe
   const std::size_t lists = tasks.size() + 1;
   pairs.resize(lists);
   culled.resize(lists);
+  ParallelErrors errors;
 #pragma omp parallel for schedule(dynamic, 1)
   for (std::size_t i = 0; i < tasks.size(); ++i) {
-    pairs[i + 1].clear();
-    culled[i + 1].clear();
-    traversal.run(tasks[i], pairs[i + 1], culled[i + 1]);
+    errors.run([&] {
+      pairs[i + 1].clear();
+      culled[i + 1].clear();
+      traversal.run(tasks[i], pairs[i + 1], culled[i + 1]);
+    });
   }
+  errors.rethrow();
   // Concatenated in list order, each list copied by its own thread. The caller's vectors are
   // reused: a resize to about last frame's size writes little, where fresh ones would be
   // written (and faulted in) whole, on one thread.

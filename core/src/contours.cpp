@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "parallel_errors.hpp"
+
 namespace untangle {
 
 namespace {
@@ -126,48 +128,52 @@ void trace_contours(const ClothMesh& mesh, const Positions& positions,
 
   // Per contour in parallel: sides, pieces, type, length (summed in walking order), so the
   // result does not depend on the thread count.
+  ParallelErrors errors;
 #pragma omp parallel for schedule(dynamic, 16)
   for (std::size_t ci = 0; ci < out.contours.size(); ++ci) {
-    Contour& c = out.contours[ci];
-    const std::size_t n = c.segments.size();
-    // Sides: at hit (e, t), t is on one side and the triangles of e on the other, and t is in
-    // both segments through the hit; so a side is carried across each hit by t.
-    c.side0_triangles.assign(n, kNoIndex);
-    const std::size_t k0 = start_position[ci];
-    c.side0_triangles[k0] = segments[c.segments[k0]].triangles[0];
-    for (std::size_t i = k0 + 1; i < n; ++i) {
-      const Index t = hits[c.hits[i]].triangle;
-      c.side0_triangles[i] =
-          c.side0_triangles[i - 1] == t ? t : other_triangle(segments[c.segments[i]], t);
-    }
-    for (std::size_t i = k0; i-- > 0;) {
-      const Index t = hits[c.hits[i + 1]].triangle;
-      c.side0_triangles[i] =
-          c.side0_triangles[i + 1] == t ? t : other_triangle(segments[c.segments[i]], t);
-    }
-    c.hit_edge_on_side0.resize(c.hits.size());
-    for (std::size_t k = 0; k < c.hits.size(); ++k) {
-      const std::size_t seg = std::min(k, n - 1);  // the last hit of a path ends segment n - 1
-      c.hit_edge_on_side0[k] = c.side0_triangles[seg] != hits[c.hits[k]].triangle ? 1 : 0;
-    }
-    const Index side0 = c.side0_triangles[0];
-    c.pieces = {mesh.triangle_piece[side0],
-                mesh.triangle_piece[other_triangle(segments[c.segments[0]], side0)]};
-    if (c.closed) {
-      c.type = ContourType::kLoop;
-    } else {
-      const bool border_end = mesh.edge_is_border[hits[c.hits.front()].edge] ||
-                              mesh.edge_is_border[hits[c.hits.back()].edge];
-      c.type = border_end ? ContourType::kBoundary : ContourType::kCrease;
-    }
-    for (Index s : c.segments) out.segment_contour[s] = static_cast<Index>(ci);
-    double length = 0;
-    for (std::size_t k = 0; k + 1 < c.hits.size(); ++k) {
-      length += (hits[c.hits[k + 1]].point - hits[c.hits[k]].point).norm();
-    }
-    if (c.closed) length += (hits[c.hits.front()].point - hits[c.hits.back()].point).norm();
-    c.length = length;
+    errors.run([&] {
+      Contour& c = out.contours[ci];
+      const std::size_t n = c.segments.size();
+      // Sides: at hit (e, t), t is on one side and the triangles of e on the other, and t is in
+      // both segments through the hit; so a side is carried across each hit by t.
+      c.side0_triangles.assign(n, kNoIndex);
+      const std::size_t k0 = start_position[ci];
+      c.side0_triangles[k0] = segments[c.segments[k0]].triangles[0];
+      for (std::size_t i = k0 + 1; i < n; ++i) {
+        const Index t = hits[c.hits[i]].triangle;
+        c.side0_triangles[i] =
+            c.side0_triangles[i - 1] == t ? t : other_triangle(segments[c.segments[i]], t);
+      }
+      for (std::size_t i = k0; i-- > 0;) {
+        const Index t = hits[c.hits[i + 1]].triangle;
+        c.side0_triangles[i] =
+            c.side0_triangles[i + 1] == t ? t : other_triangle(segments[c.segments[i]], t);
+      }
+      c.hit_edge_on_side0.resize(c.hits.size());
+      for (std::size_t k = 0; k < c.hits.size(); ++k) {
+        const std::size_t seg = std::min(k, n - 1);  // the last hit of a path ends segment n - 1
+        c.hit_edge_on_side0[k] = c.side0_triangles[seg] != hits[c.hits[k]].triangle ? 1 : 0;
+      }
+      const Index side0 = c.side0_triangles[0];
+      c.pieces = {mesh.triangle_piece[side0],
+                  mesh.triangle_piece[other_triangle(segments[c.segments[0]], side0)]};
+      if (c.closed) {
+        c.type = ContourType::kLoop;
+      } else {
+        const bool border_end = mesh.edge_is_border[hits[c.hits.front()].edge] ||
+                                mesh.edge_is_border[hits[c.hits.back()].edge];
+        c.type = border_end ? ContourType::kBoundary : ContourType::kCrease;
+      }
+      for (Index s : c.segments) out.segment_contour[s] = static_cast<Index>(ci);
+      double length = 0;
+      for (std::size_t k = 0; k + 1 < c.hits.size(); ++k) {
+        length += (hits[c.hits[k + 1]].point - hits[c.hits[k]].point).norm();
+      }
+      if (c.closed) length += (hits[c.hits.front()].point - hits[c.hits.back()].point).norm();
+      c.length = length;
+    });
   }
+  errors.rethrow();
   for (const Contour& c : out.contours) ++out.count_by_type[static_cast<std::size_t>(c.type)];
   out.seconds = omp_get_wtime() - start;
 }

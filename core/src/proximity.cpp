@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "parallel_errors.hpp"
+
 namespace untangle {
 namespace {
 
@@ -497,10 +499,14 @@ void ProximitySearch::find_leaf_pairs(const Positions& x, double inflation) {
   thread_leaf_pairs_.resize(static_cast<std::size_t>(std::max(1, omp_get_max_threads())));
   for (std::vector<LeafPair>& pairs : thread_leaf_pairs_) pairs.clear();
   const auto task_count = static_cast<std::ptrdiff_t>(tasks_.size());
+  ParallelErrors errors;
 #pragma omp parallel for schedule(dynamic, 1) if (tasks_.size() >= kParallelTasks)
   for (std::ptrdiff_t k = 0; k < task_count; ++k) {
-    run(tasks_[k], thread_leaf_pairs_[static_cast<std::size_t>(omp_get_thread_num())]);
+    errors.run([&] {
+      run(tasks_[k], thread_leaf_pairs_[static_cast<std::size_t>(omp_get_thread_num())]);
+    });
   }
+  errors.rethrow();
   // In whatever order the threads found them: the pairs found in them are sorted at the end.
   leaf_pairs_.clear();
   for (const std::vector<LeafPair>& pairs : thread_leaf_pairs_) {
@@ -606,6 +612,7 @@ const ProximityPairs& ProximitySearch::find(const Positions& x, double thickness
   const auto edge_count = static_cast<std::ptrdiff_t>(mesh.edges.size());
   const auto leaf_pair_count = static_cast<std::ptrdiff_t>(leaf_pairs_.size());
   const auto leaf_count = static_cast<std::ptrdiff_t>(parts_.size());
+  ParallelErrors errors;  // the pairs found grow per-thread lists
 #pragma omp parallel if (leaf_pairs_.size() >= kParallelLeafPairs)
   {
     // Only the vertices' volumes are rounded to floats; those of the leaves, triangles and edges
@@ -656,7 +663,9 @@ const ProximityPairs& ProximitySearch::find(const Positions& x, double thickness
       const auto thread = static_cast<std::size_t>(omp_get_thread_num());
 #pragma omp for schedule(dynamic, 16) nowait
       for (std::ptrdiff_t k = 0; k < moved_count; ++k) {
-        look_up(moved_leaves_[k], x, thickness, ring_pairs, stacks_[thread], found_[thread]);
+        errors.run([&] {
+          look_up(moved_leaves_[k], x, thickness, ring_pairs, stacks_[thread], found_[thread]);
+        });
       }
     }
 #pragma omp for schedule(dynamic, 64)
@@ -664,13 +673,16 @@ const ProximityPairs& ProximitySearch::find(const Positions& x, double thickness
       const LeafPair& pair = leaf_pairs_[k];
       if (!moved_leaves_.empty() && (leaf_moved_[pair.a] || leaf_moved_[pair.b])) continue;
       if (!meet(leaf_boxes_[pair.a], leaf_boxes_[pair.b])) continue;
-      LiveTests& tests = live_[k];
-      if (!tests.known) tests = live_tests(pair.a, pair.b, ring_pairs);
-      if (tests.points_a == 0 && tests.points_b == 0 && tests.edges == 0) continue;
-      test_leaves(pair, tests, x, thickness,
-                  found_[static_cast<std::size_t>(omp_get_thread_num())]);
+      errors.run([&] {
+        LiveTests& tests = live_[k];
+        if (!tests.known) tests = live_tests(pair.a, pair.b, ring_pairs);
+        if (tests.points_a == 0 && tests.points_b == 0 && tests.edges == 0) return;
+        test_leaves(pair, tests, x, thickness,
+                    found_[static_cast<std::size_t>(omp_get_thread_num())]);
+      });
     }
   }
+  errors.rethrow();
   // Which thread found a pair varies; sorting makes the result independent of that.
   for (const ProximityPairs& part : found_) {
     result_.point_triangle.insert(result_.point_triangle.end(), part.point_triangle.begin(),

@@ -9,6 +9,8 @@
 #include "untangle/bvh.hpp"
 #include "untangle/proximity.hpp"
 
+#include "../parallel_errors.hpp"
+
 namespace untangle {
 namespace {
 
@@ -114,40 +116,44 @@ Displacement BuffetResponse::compute(const ResponseInput& input) {
 
   std::vector<VertexMove> moves(mesh.vertex_count());
   const auto vertex_count = static_cast<std::ptrdiff_t>(mesh.vertex_count());
+  ParallelErrors errors;
 #pragma omp parallel for schedule(dynamic, 64)
   for (std::ptrdiff_t i = 0; i < vertex_count; ++i) {
-    const auto v = static_cast<Index>(i);
-    if (input.inverse_mass[v] <= 0) continue;
-    const Index p = mesh.vertex_piece[v];
-    Vec3 step = Vec3::Zero();
-    for (Index q = 0; q < pieces; ++q) {
-      if (q == p) continue;
-      const Closest closest = closest_triangle(mesh, input.bvh, x, roots[q], x[v]);
-      if (closest.triangle == kNoIndex) continue;
-      const auto& c = mesh.triangles[closest.triangle];
-      Vec3 normal = (x[c[1]] - x[c[0]]).cross(x[c[2]] - x[c[0]]);
-      if (normal.norm() <= 0) continue;
-      normal.normalize();
-      const double height = (x[v] - x[c[0]]).dot(normal);
-      const Vec3 foot = x[v] - height * normal;
-      if ((foot - closest.point).norm() > foot_tolerance) continue;  // q is not under v
-      // The field of layer q seen from v, offset by the thickness (eq. 13): v belongs outside
-      // (in front of) every inner layer and behind every outer one.
-      const double outward = rank[p] > rank[q] ? 1.0 : -1.0;
-      const double field = outward * height - thickness;
-      if (field >= 0) continue;
-      moves[v].wrong_side = true;
-      // The mean surface of the two layers lies halfway (field / 2) between v and where layer q
-      // wants it; one damped Newton step towards it along the field's gradient.
-      step += kNewtonStep * (-0.5 * field) * outward * normal;
-    }
-    const double length = step.norm();
-    if (length > cap) {
-      step *= cap / length;
-      moves[v].capped = true;
-    }
-    moves[v].delta = step;
+    errors.run([&] {
+      const auto v = static_cast<Index>(i);
+      if (input.inverse_mass[v] <= 0) return;
+      const Index p = mesh.vertex_piece[v];
+      Vec3 step = Vec3::Zero();
+      for (Index q = 0; q < pieces; ++q) {
+        if (q == p) continue;
+        const Closest closest = closest_triangle(mesh, input.bvh, x, roots[q], x[v]);
+        if (closest.triangle == kNoIndex) continue;
+        const auto& c = mesh.triangles[closest.triangle];
+        Vec3 normal = (x[c[1]] - x[c[0]]).cross(x[c[2]] - x[c[0]]);
+        if (normal.norm() <= 0) continue;
+        normal.normalize();
+        const double height = (x[v] - x[c[0]]).dot(normal);
+        const Vec3 foot = x[v] - height * normal;
+        if ((foot - closest.point).norm() > foot_tolerance) continue;  // q is not under v
+        // The field of layer q seen from v, offset by the thickness (eq. 13): v belongs outside
+        // (in front of) every inner layer and behind every outer one.
+        const double outward = rank[p] > rank[q] ? 1.0 : -1.0;
+        const double field = outward * height - thickness;
+        if (field >= 0) continue;
+        moves[v].wrong_side = true;
+        // The mean surface of the two layers lies halfway (field / 2) between v and where layer q
+        // wants it; one damped Newton step towards it along the field's gradient.
+        step += kNewtonStep * (-0.5 * field) * outward * normal;
+      }
+      const double length = step.norm();
+      if (length > cap) {
+        step *= cap / length;
+        moves[v].capped = true;
+      }
+      moves[v].delta = step;
+    });
   }
+  errors.rethrow();
 
   for (const VertexMove& move : moves) {
     stats_.wrong_side_vertices += move.wrong_side;

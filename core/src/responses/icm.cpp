@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "../parallel_errors.hpp"
+
 namespace untangle {
 namespace {
 
@@ -177,25 +179,29 @@ Displacement IcmResponse::compute(const ResponseInput& input) {
   const double g0 = options_.g0;
   const int stuck_frames = std::max(options_.stuck_frames, 1);
   std::vector<std::vector<ParticlePush>> per_contour(contour_count);
+  ParallelErrors errors;
 #pragma omp parallel for schedule(dynamic, 4)
   for (std::ptrdiff_t ci = 0; ci < static_cast<std::ptrdiff_t>(contour_count); ++ci) {
-    const std::size_t c = static_cast<std::size_t>(ci);
-    const Contour& contour = contours.contours[c];
-    const Vec3 d =
-        contour_gradient(input.mesh, input.positions, hits, contour, options_.normal_term);
-    Vec3 h = h0 * d / std::sqrt(d.squaredNorm() + g0 * g0);
-    // A dead end does not get pushed forever: past the limit its push fades out over as many
-    // frames again, and comes back in full if the contour starts shrinking (a new track).
-    const int over = tracks_[c].frames_without_shrinking - stuck_frames;
-    if (input.settings.fade_stuck_contours && over > 0)
-      h *= std::max(0.0, 1.0 - static_cast<double>(over) / stuck_frames);
-    if (!h.allFinite() || h.isZero()) continue;
-    for (std::size_t k = 0; k < contour.hits.size(); ++k) {
-      const Vec3 edge_move = contour.hit_edge_on_side0[k] ? h : Vec3(-h);
-      push_hit(input.mesh, input.inverse_mass, hits.hits[contour.hits[k]], edge_move,
-               per_contour[c]);
-    }
+    errors.run([&] {
+      const std::size_t c = static_cast<std::size_t>(ci);
+      const Contour& contour = contours.contours[c];
+      const Vec3 d =
+          contour_gradient(input.mesh, input.positions, hits, contour, options_.normal_term);
+      Vec3 h = h0 * d / std::sqrt(d.squaredNorm() + g0 * g0);
+      // A dead end does not get pushed forever: past the limit its push fades out over as many
+      // frames again, and comes back in full if the contour starts shrinking (a new track).
+      const int over = tracks_[c].frames_without_shrinking - stuck_frames;
+      if (input.settings.fade_stuck_contours && over > 0)
+        h *= std::max(0.0, 1.0 - static_cast<double>(over) / stuck_frames);
+      if (!h.allFinite() || h.isZero()) return;
+      for (std::size_t k = 0; k < contour.hits.size(); ++k) {
+        const Vec3 edge_move = contour.hit_edge_on_side0[k] ? h : Vec3(-h);
+        push_hit(input.mesh, input.inverse_mass, hits.hits[contour.hits[k]], edge_move,
+                 per_contour[c]);
+      }
+    });
   }
+  errors.rethrow();
 
   std::vector<ParticlePush> pushes;
   for (auto& list : per_contour) pushes.insert(pushes.end(), list.begin(), list.end());

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "../parallel_errors.hpp"
+
 namespace untangle {
 namespace {
 
@@ -142,33 +144,37 @@ Displacement KikuchiResponse::compute(const ResponseInput& input) {
   std::vector<PairMove> moves(pairs.size());
   std::vector<Sides> sides(pairs.size());
   const auto pair_count = static_cast<std::ptrdiff_t>(pairs.size());
+  ParallelErrors errors;
 #pragma omp parallel for schedule(static)
   for (std::ptrdiff_t k = 0; k < pair_count; ++k) {
-    const Index a = pairs[k][0], b = pairs[k][1];
-    sides[k] = sides_of(input, a, b);
-    const std::array<std::int8_t, 2>& side = sides[k].used;
-    const Triangle ta = corners_of(mesh, x, a), tb = corners_of(mesh, x, b);
-    const double depth_b = penetration_depth(ta, tb, side[0]);  // b into a, along a's normal
-    const double depth_a = penetration_depth(tb, ta, side[1]);  // a into b, along b's normal
-    // The smaller depth is measured against the plane its direction comes from; the measured
-    // triangle moves along that direction, the other against it.
-    const bool against_a = depth_b <= depth_a;
-    const double depth = std::min(depth_a, depth_b);
-    if (!(depth > 0)) continue;
-    // Apart by the thickness, not just touching: there the proximity push holds the pair on
-    // the valid side instead of pushing it back through (it takes the side it sees).
-    const double move = std::min(depth + input.settings.thickness, cap);
-    const Vec3 direction =
-        against_a ? Vec3(side[0] * unit_normal(ta)) : Vec3(side[1] * unit_normal(tb));
-    const double wa = triangle_inverse_mass(mesh.triangles[a], input.inverse_mass);
-    const double wb = triangle_inverse_mass(mesh.triangles[b], input.inverse_mass);
-    if (wa + wb <= 0) continue;
-    const double sign_b = against_a ? 1.0 : -1.0;
-    moves[k].delta_b = sign_b * move * wb / (wa + wb) * direction;
-    moves[k].delta_a = -sign_b * move * wa / (wa + wb) * direction;
-    moves[k].moves = true;
-    moves[k].side_known = sides[k].known[against_a ? 0 : 1] != 0;
+    errors.run([&] {
+      const Index a = pairs[k][0], b = pairs[k][1];
+      sides[k] = sides_of(input, a, b);
+      const std::array<std::int8_t, 2>& side = sides[k].used;
+      const Triangle ta = corners_of(mesh, x, a), tb = corners_of(mesh, x, b);
+      const double depth_b = penetration_depth(ta, tb, side[0]);  // b into a, along a's normal
+      const double depth_a = penetration_depth(tb, ta, side[1]);  // a into b, along b's normal
+      // The smaller depth is measured against the plane its direction comes from; the measured
+      // triangle moves along that direction, the other against it.
+      const bool against_a = depth_b <= depth_a;
+      const double depth = std::min(depth_a, depth_b);
+      if (!(depth > 0)) return;
+      // Apart by the thickness, not just touching: there the proximity push holds the pair on
+      // the valid side instead of pushing it back through (it takes the side it sees).
+      const double move = std::min(depth + input.settings.thickness, cap);
+      const Vec3 direction =
+          against_a ? Vec3(side[0] * unit_normal(ta)) : Vec3(side[1] * unit_normal(tb));
+      const double wa = triangle_inverse_mass(mesh.triangles[a], input.inverse_mass);
+      const double wb = triangle_inverse_mass(mesh.triangles[b], input.inverse_mass);
+      if (wa + wb <= 0) return;
+      const double sign_b = against_a ? 1.0 : -1.0;
+      moves[k].delta_b = sign_b * move * wb / (wa + wb) * direction;
+      moves[k].delta_a = -sign_b * move * wa / (wa + wb) * direction;
+      moves[k].moves = true;
+      moves[k].side_known = sides[k].known[against_a ? 0 : 1] != 0;
+    });
   }
+  errors.rethrow();
 
   Displacement out;
   // The proximity push is kept, as the method has it, except on the particles of pairs whose
@@ -226,25 +232,29 @@ void KikuchiResponse::remember_sides(const ResponseInput& input) {
   const auto leaf_pair_count = static_cast<std::ptrdiff_t>(candidates.leaf_pairs.size());
   std::vector<std::vector<std::pair<std::uint64_t, std::array<std::int8_t, 2>>>> observed(
       candidates.leaf_pairs.size());
+  ParallelErrors errors;
 #pragma omp parallel for schedule(dynamic, 64)
   for (std::ptrdiff_t k = 0; k < leaf_pair_count; ++k) {
-    const Leaf& la = mesh.leaves[candidates.leaf_pairs[k][0]];
-    const Leaf& lb = mesh.leaves[candidates.leaf_pairs[k][1]];
-    for (Index a : la) {
-      for (Index b : lb) {
-        if (a == kNoIndex || b == kNoIndex) continue;
-        if (!mesh.triangle_detectable[a] || !mesh.triangle_detectable[b]) continue;
-        if (share_vertex(mesh.triangles[a], mesh.triangles[b])) continue;
-        const std::array<Index, 2> ordered{std::min(a, b), std::max(a, b)};
-        if (std::binary_search(pairs.begin(), pairs.end(), ordered)) continue;
-        const Triangle ta = corners_of(mesh, x, ordered[0]);
-        const Triangle tb = corners_of(mesh, x, ordered[1]);
-        const std::array<std::int8_t, 2> sides{side_over(ta, tb, tolerance),
-                                               side_over(tb, ta, tolerance)};
-        observed[k].push_back({pair_key(ordered[0], ordered[1]), sides});
+    errors.run([&] {
+      const Leaf& la = mesh.leaves[candidates.leaf_pairs[k][0]];
+      const Leaf& lb = mesh.leaves[candidates.leaf_pairs[k][1]];
+      for (Index a : la) {
+        for (Index b : lb) {
+          if (a == kNoIndex || b == kNoIndex) continue;
+          if (!mesh.triangle_detectable[a] || !mesh.triangle_detectable[b]) continue;
+          if (share_vertex(mesh.triangles[a], mesh.triangles[b])) continue;
+          const std::array<Index, 2> ordered{std::min(a, b), std::max(a, b)};
+          if (std::binary_search(pairs.begin(), pairs.end(), ordered)) continue;
+          const Triangle ta = corners_of(mesh, x, ordered[0]);
+          const Triangle tb = corners_of(mesh, x, ordered[1]);
+          const std::array<std::int8_t, 2> sides{side_over(ta, tb, tolerance),
+                                                 side_over(tb, ta, tolerance)};
+          observed[k].push_back({pair_key(ordered[0], ordered[1]), sides});
+        }
       }
-    }
+    });
   }
+  errors.rethrow();
   for (const auto& list : observed) {
     for (const auto& [key, sides] : list) {
       auto found = memory_.find(key);

@@ -5,6 +5,8 @@
 
 #include "untangle/responses/icm.hpp"
 
+#include "../parallel_errors.hpp"
+
 namespace untangle {
 namespace {
 
@@ -189,22 +191,26 @@ Displacement YeResponse::compute(const ResponseInput& input) {
   std::vector<std::vector<ParticlePush>> per_contour(contours.size());
   std::vector<std::uint8_t> uncut(contours.size(), 0);
   const auto contour_count = static_cast<std::ptrdiff_t>(contours.size());
+  ParallelErrors errors;
 #pragma omp parallel for schedule(dynamic, 1)
   for (std::ptrdiff_t ci = 0; ci < contour_count; ++ci) {
-    const Contour& contour = contours[ci];
-    if (contour.type == ContourType::kBoundary) {
-      if (push_boundary(input, contour, h0, per_contour[ci])) continue;
-      uncut[ci] = 1;
-    }
-    const Vec3 d = contour_gradient(input.mesh, input.positions, input.intersections, contour,
-                                    icm.normal_term);
-    const double length = d.norm();
-    if (length <= 0) continue;
-    const bool as_icm = contour.type == ContourType::kLoop;
-    const Vec3 h = as_icm ? Vec3(h0 * d / std::sqrt(d.squaredNorm() + icm.g0 * icm.g0))
-                          : Vec3(h0 * d / length);
-    push_contour(input, contour, h, per_contour[ci]);
+    errors.run([&] {
+      const Contour& contour = contours[ci];
+      if (contour.type == ContourType::kBoundary) {
+        if (push_boundary(input, contour, h0, per_contour[ci])) return;
+        uncut[ci] = 1;
+      }
+      const Vec3 d = contour_gradient(input.mesh, input.positions, input.intersections, contour,
+                                      icm.normal_term);
+      const double length = d.norm();
+      if (length <= 0) return;
+      const bool as_icm = contour.type == ContourType::kLoop;
+      const Vec3 h = as_icm ? Vec3(h0 * d / std::sqrt(d.squaredNorm() + icm.g0 * icm.g0))
+                            : Vec3(h0 * d / length);
+      push_contour(input, contour, h, per_contour[ci]);
+    });
   }
+  errors.rethrow();
 
   std::vector<ParticlePush> pushes;
   for (auto& list : per_contour) pushes.insert(pushes.end(), list.begin(), list.end());
