@@ -301,8 +301,9 @@ bool all_clearly_placed(const std::array<int, 3>& sides) {
 }
 
 // Where `t` meets the other triangle's plane, projected on `axis` (along the line both planes
-// share), relative to `origin`: the two points where its edges from the lone corner cross it.
-// Every corner of t is clearly on a side, and not all on the same one.
+// share), relative to `origin`: the two points where its edges from the lone corner cross it,
+// widened by the reach of the hit tolerance. Every corner of t is clearly on a side, and not all
+// on the same one.
 std::array<double, 2> crossing_interval(const TriangleFrame& t, const CornerSides& s,
                                         const Vec3& axis, const Vec3& origin) {
   const int k = s.side[0] == s.side[1] ? 2 : (s.side[0] == s.side[2] ? 1 : 0);
@@ -311,9 +312,19 @@ std::array<double, 2> crossing_interval(const TriangleFrame& t, const CornerSide
   const double pk = axis.dot(t.corners[k] - origin);
   const double p1 = axis.dot(t.corners[m1] - origin);
   const double p2 = axis.dot(t.corners[m2] - origin);
-  const double c1 = pk + (p1 - pk) * (s.distance[k] / (s.distance[k] - s.distance[m1]));
-  const double c2 = pk + (p2 - pk) * (s.distance[k] / (s.distance[k] - s.distance[m2]));
-  return {std::min(c1, c2), std::max(c1, c2)};
+  const double r1 = s.distance[k] / (s.distance[k] - s.distance[m1]);  // along edge k -> m1
+  const double r2 = s.distance[k] / (s.distance[k] - s.distance[m2]);
+  const double c1 = pk + (p1 - pk) * r1;
+  const double c2 = pk + (p2 - pk) * r2;
+  // An edge of the other triangle is still a (dropped) hit up to kHitTolerance outside t in
+  // barycentric terms. Along the line, m2's coordinate grows from 0 at c1 to r2 at c2: that
+  // reach is kHitTolerance |c2 - c1| / r2 beyond c1, long where the line passes close to
+  // corner k (and likewise beyond c2).
+  const double length = std::abs(c2 - c1);
+  const double beyond_c1 = kHitTolerance * length / r2;
+  const double beyond_c2 = kHitTolerance * length / r1;
+  return c1 <= c2 ? std::array<double, 2>{c1 - beyond_c1, c2 + beyond_c2}
+                  : std::array<double, 2>{c2 - beyond_c2, c1 + beyond_c1};
 }
 
 // Each triangle crosses the other's plane, but along the line both planes share their crossings

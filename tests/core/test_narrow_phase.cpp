@@ -306,6 +306,29 @@ TEST(NarrowPhase, CrossingsApartOrOverlappingAlongTheSharedLine) {
   }
 }
 
+// A grazing crossing: A's edge meets B 1e-11 outside B's border (a dropped hit, within the hit
+// tolerance), and A's plane cuts B close to B's corner (1,0,0), where 1e-10 of B's barycentric
+// coordinates reaches 1e-4 along the planes' shared line. The interval test must leave such a
+// pair to the edge tests (it rejected it when its margin ignored that reach).
+TEST(NarrowPhase, AGrazingDroppedHitIsNotRejectedByTheIntervalTest) {
+  const double s = 1e-6;  // A lies in the plane y = s (x - 0.5)
+  std::vector<Vec3> corners = {
+      {0.49999, -1e-11, 1}, {0.49999, -1e-11, -1}, {-0.5, -s, -1}, {0, 0, 0}, {1, 0, 0}, {0, 1, 0}};
+  // Turned, so that no axis of the volumes separates A (y < 0) from B (y >= 0) by the 1e-11.
+  const Eigen::Matrix3d turn =
+      Eigen::AngleAxisd(0.7, Vec3(1, 2, 3).normalized()).toRotationMatrix();
+  for (Vec3& c : corners) c = turn * c;
+  const std::vector<PolygonMesh> pieces = {
+      triangles({corners[0], corners[1], corners[2]}, {{0, 1, 2}}),
+      triangles({corners[3], corners[4], corners[5]}, {{0, 1, 2}})};
+  const ClothMesh mesh = ClothMesh::build(pieces);
+  const Positions x = test::concatenated_positions(pieces);
+  const Bvh bvh(mesh, x);
+  const Intersections found = find_intersections(mesh, bvh, x);
+  EXPECT_TRUE(found.pairs.empty());
+  EXPECT_EQ(found.dropped_hits, 1u);
+}
+
 // Touching exactly at a point of both triangles' edges: both hits are degenerate, so there is
 // no hit, no pair and two dropped hits.
 TEST(NarrowPhase, HitsThroughAnEdgeAreDroppedAndCounted) {
