@@ -364,8 +364,14 @@ played by a Mesh Cache modifier"""
 
     def cancel(self, context):
         # Blender ends the modal without an event (a file is loaded, the window closes): the
-        # worker thread stops after its frame, and nothing is written.
+        # worker thread stops after its frame, nothing is written, and what the bake changed
+        # (modifier flags, the frame) goes back as far as the objects still exist.
         self._job.cancel.set()
+        try:
+            self._stop(context)
+            self._job.restore()
+        except (ReferenceError, *_ERRORS):
+            pass
 
     def modal(self, context, event):
         job = self._job
@@ -393,7 +399,10 @@ played by a Mesh Cache modifier"""
                 return _fail(self, props, error)
             except Exception:  # a bug: clean up, and let Blender show the traceback
                 self._stop(context)
-                job.restore()
+                try:
+                    job.restore()
+                except ReferenceError:  # the bug was a deleted object
+                    pass
                 raise
             context.window_manager.progress_update(self._index)
             if self._index == len(job.frames):
@@ -707,8 +716,12 @@ Esc or right-click stops and keeps the state"""
             self._world.grab_end()
 
     def cancel(self, context):
-        # Blender ends the modal without an event (a file is loaded, the window closes).
-        _running_scenes.discard(self._group)
+        # Blender ends the modal without an event (a file is loaded, the window closes): the
+        # kept world must not stay grabbed.
+        try:
+            self._stop(context)
+        except (ReferenceError, *_ERRORS):
+            _running_scenes.discard(self._group)
 
     def modal(self, context, event):
         props = context.scene.cloth_untangle
