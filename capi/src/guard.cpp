@@ -12,9 +12,10 @@ namespace {
 thread_local std::string last_error;
 }
 
-void set_last_error(const std::string& message) noexcept {
+void set_last_error(std::string_view prefix, std::string_view detail) noexcept {
   try {
-    last_error = message;
+    last_error.assign(prefix);
+    last_error.append(detail);
   } catch (...) {
     // Out of memory while reporting: keep the previous message rather than fail again.
   }
@@ -28,7 +29,7 @@ UtStatus status_of_current_exception() noexcept {
     set_last_error("out of memory");
     return UT_ERROR_OUT_OF_MEMORY;
   } catch (const std::length_error& error) {
-    set_last_error(std::string("out of memory: ") + error.what());
+    set_last_error("out of memory: ", error.what());
     return UT_ERROR_OUT_OF_MEMORY;
   } catch (const Cancelled& cancelled) {
     set_last_error(cancelled.what());
@@ -40,13 +41,13 @@ UtStatus status_of_current_exception() noexcept {
     set_last_error(error.what());
     return UT_ERROR_INVALID_ARGUMENT;
   } catch (const std::out_of_range& error) {
-    set_last_error(std::string("internal error (index out of range): ") + error.what());
+    set_last_error("internal error (index out of range): ", error.what());
     return UT_ERROR_INTERNAL;
   } catch (const InvalidOperation& error) {
     set_last_error(error.what());
     return UT_ERROR_INVALID_OPERATION;
   } catch (const std::exception& error) {
-    set_last_error(std::string("internal error: ") + error.what());
+    set_last_error("internal error: ", error.what());
     return UT_ERROR_INTERNAL;
   } catch (...) {
     set_last_error("internal error: an unknown exception");

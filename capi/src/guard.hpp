@@ -5,6 +5,7 @@
 #include <exception>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include "untangle.h"
 
@@ -27,7 +28,9 @@ class Cancelled : public std::exception {
   std::string message_;
 };
 
-void set_last_error(const std::string& message) noexcept;
+// The thread's message: prefix, then detail. Taking views, it allocates only inside (where a
+// failure keeps the previous message), so it is safe in a catch of std::bad_alloc.
+void set_last_error(std::string_view prefix, std::string_view detail = {}) noexcept;
 
 // The status for the exception being handled; sets the message. Call only inside a catch.
 UtStatus status_of_current_exception() noexcept;

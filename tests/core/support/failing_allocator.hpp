@@ -31,6 +31,7 @@ inline std::atomic<bool> recording{false};
 inline std::atomic<const void*> fail_caller{nullptr};  // the place that fails; nullptr: none
 inline std::atomic<long> fail_occurrence{0};           // at its n-th allocation since armed
 inline std::atomic<long> seen{0};
+inline std::atomic<bool> fired{false};  // an armed failure was thrown
 
 inline void record(const void* caller) {
   const std::lock_guard<std::mutex> lock(sites_mutex);
@@ -47,6 +48,7 @@ inline void* allocate(std::size_t size, std::size_t alignment, const void* calle
   if (omp_in_parallel()) {
     if (recording.load()) record(caller);
     if (caller == fail_caller.load() && seen.fetch_add(1) + 1 == fail_occurrence.load()) {
+      fired = true;
       throw std::bad_alloc();
     }
   }
@@ -74,12 +76,19 @@ std::vector<Site> parallel_allocation_sites(Run&& run) {
 // From now on, the n-th parallel allocation from `site` fails.
 inline void fail_at(const Site& site, long n) {
   detail::seen = 0;
+  detail::fired = false;
   detail::fail_occurrence = n;
   detail::fail_caller = site.caller;
 }
 
 inline void disarm() {
   detail::fail_caller = nullptr;
+}
+
+// Whether the armed allocation failed (it may not come: with two threads a place can allocate
+// less often than in the recorded run).
+inline bool fired() {
+  return detail::fired.load();
 }
 
 }  // namespace failing_allocator
