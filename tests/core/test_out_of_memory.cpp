@@ -59,6 +59,32 @@ TEST_P(OutOfMemory, EachParallelAllocationThatFailsComesBackAsBadAlloc) {
   EXPECT_GT(thrown, 0);
 }
 
+// The world's construction (the BVH's topology pass runs in parallel): a failure there comes
+// back from the constructor, and a world built afterwards is as good as ever.
+TEST(OutOfMemoryBuilding, EachParallelAllocationThatFailsComesBackAsBadAlloc) {
+  omp_set_num_threads(2);
+  const Scene scene = tangled_start(Method::kIcm);
+  const std::vector<Site> sites =
+      failing_allocator::parallel_allocation_sites([&] { World recorded(scene); });
+  ASSERT_FALSE(sites.empty()) << "the construction should allocate in a parallel part";
+  for (const Site& site : sites) {
+    for (long n = 1; n <= site.allocations; n *= 2) {
+      failing_allocator::fail_at(site, n);
+      bool threw = false;
+      try {
+        World world(scene);
+      } catch (const std::bad_alloc&) {
+        threw = true;
+      }
+      failing_allocator::disarm();
+      ASSERT_EQ(threw, failing_allocator::fired()) << "allocation " << n << " of " << site.caller;
+    }
+  }
+  World world(scene);
+  world.step();
+  for (const Vec3& p : world.positions()) ASSERT_TRUE(p.allFinite());
+}
+
 INSTANTIATE_TEST_SUITE_P(Methods, OutOfMemory,
                          ::testing::Values(Method::kIcm, Method::kKikuchi, Method::kYe,
                                            Method::kBuffet),
