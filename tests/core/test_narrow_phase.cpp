@@ -276,6 +276,23 @@ TEST(NarrowPhase, SingleCrossingMatchesHandComputation) {
   EXPECT_TRUE(saw_vertical_edge);
 }
 
+// Two pieces of one triangle each (corners 0-2 and 3-5), detected.
+struct TwoTriangles {
+  ClothMesh mesh;
+  Positions x;
+  Intersections found;
+
+  explicit TwoTriangles(const std::vector<Vec3>& corners) {
+    const std::vector<PolygonMesh> pieces = {
+        triangles({corners[0], corners[1], corners[2]}, {{0, 1, 2}}),
+        triangles({corners[3], corners[4], corners[5]}, {{0, 1, 2}})};
+    mesh = ClothMesh::build(pieces);
+    x = test::concatenated_positions(pieces);
+    const Bvh bvh(mesh, x);
+    found = find_intersections(mesh, bvh, x);
+  }
+};
+
 // Each triangle crosses the other's plane, and along the line the planes share the crossings are
 // apart by a gap or overlap by it: the interval test must reject the first, never the second,
 // down to gaps far below the triangles' size, turned and far from the origin.
@@ -290,15 +307,10 @@ TEST(NarrowPhase, CrossingsApartOrOverlappingAlongTheSharedLine) {
                                    {0, 1, 0},           {0.7 + gap, 0.3, -1},
                                    {0.7 + gap, 0.3, 1}, {2, 0.3, 0.1}};
       for (Vec3& c : corners) c = turn * c + Vec3::Constant(offset);
-      const std::vector<PolygonMesh> pieces = {
-          triangles({corners[0], corners[1], corners[2]}, {{0, 1, 2}}),
-          triangles({corners[3], corners[4], corners[5]}, {{0, 1, 2}})};
-      const ClothMesh mesh = ClothMesh::build(pieces);
-      const Positions x = test::concatenated_positions(pieces);
-      const Bvh bvh(mesh, x);
-      const Intersections found = find_intersections(mesh, bvh, x);
+      const TwoTriangles two(corners);
+      const Intersections& found = two.found;
       SCOPED_TRACE(::testing::Message() << "gap " << gap << ", offset " << offset);
-      EXPECT_EQ(found.pairs, test::brute_force_pairs(mesh, x));
+      EXPECT_EQ(found.pairs, test::brute_force_pairs(two.mesh, two.x));
       if (std::abs(gap) >= 1e-6) {
         EXPECT_EQ(found.pairs.size(), gap < 0 ? 1u : 0u);
       }
@@ -318,13 +330,7 @@ TEST(NarrowPhase, AGrazingDroppedHitIsNotRejectedByTheIntervalTest) {
   const Eigen::Matrix3d turn =
       Eigen::AngleAxisd(0.7, Vec3(1, 2, 3).normalized()).toRotationMatrix();
   for (Vec3& c : corners) c = turn * c;
-  const std::vector<PolygonMesh> pieces = {
-      triangles({corners[0], corners[1], corners[2]}, {{0, 1, 2}}),
-      triangles({corners[3], corners[4], corners[5]}, {{0, 1, 2}})};
-  const ClothMesh mesh = ClothMesh::build(pieces);
-  const Positions x = test::concatenated_positions(pieces);
-  const Bvh bvh(mesh, x);
-  const Intersections found = find_intersections(mesh, bvh, x);
+  const Intersections found = TwoTriangles(corners).found;
   EXPECT_TRUE(found.pairs.empty());
   EXPECT_EQ(found.dropped_hits, 1u);
 }
