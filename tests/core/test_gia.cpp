@@ -1,0 +1,197 @@
+// Global intersection analysis: the regions a contour bounds, on hand-built configurations whose
+// regions follow from the geometry alone (which vertices lie beyond the other sheet), and the
+// thread-count independence of the result.
+#include "untangle/gia.hpp"
+
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <cmath>
+#include <map>
+
+#include "support/crumpled_mesh.hpp"
+
+namespace untangle {
+namespace {
+
+struct Analysed {
+  ClothMesh mesh;
+  Positions x;
+  Intersections found;
+  Contours contours;
+  GlobalIntersections gia;
+};
+
+Analysed analyse(const std::vector<PolygonMesh>& pieces) {
+  Analysed a{ClothMesh::build(pieces), test::concatenated_positions(pieces), {}, {}, {}};
+  const Bvh bvh(a.mesh, a.x);
+  a.found = find_intersections(a.mesh, bvh, a.x);
+  a.contours = trace_contours(a.mesh, a.x, a.found);
+  a.gia = analyse_intersections(a.mesh, a.x, a.found, a.contours);
+  return a;
+}
+
+// The region of `piece` over all contours and sides, as a sorted list of that piece's vertices.
+std::vector<Index> region_of_piece(const Analysed& a, Index piece) {
+  std::vector<Index> out;
+  for (Index v = a.mesh.piece_vertex_begin[piece]; v < a.mesh.piece_vertex_begin[piece + 1]; ++v) {
+    if (a.gia.in_region(v)) out.push_back(v);
+  }
+  return out;
+}
+
+// Sheet A: 24 x 24 quads of 0.1 at z = 0 with a smooth bump of height 0.4 in its middle; sheet B:
+// a flat 12 x 12 sheet at z = 0.15 over the bump, offset by a third of a quad in x and two thirds
+// in y, so that no vertex or diagonal lies on the other's edges or diagonals. The bump pokes
+// through B along one closed loop.
+std::vector<PolygonMesh> bump_through_sheet() {
+  PolygonMesh a = test::grid(24, 24, 0.1);
+  for (Vec3& p : a.positions) {
+    const double r2 = (p.x() - 1.2) * (p.x() - 1.2) + (p.y() - 1.2) * (p.y() - 1.2);
+    p.z() = 0.4 * std::exp(-r2 / 0.09);
+  }
+  PolygonMesh b = test::grid(12, 12, 0.1, Vec3(0.633, 0.671, 0.15));
+  return {a, b};
+}
+
+// The height of sheet A's piecewise-linear surface above (x, y): the plane of the triangle of the
+// grid that holds it (triangles fan from each quad's first corner, as the mesh splits them).
+double height_of_a(const Positions& a, double x, double y) {
+  const int i = static_cast<int>(std::floor(x / 0.1)), j = static_cast<int>(std::floor(y / 0.1));
+  const double u = x / 0.1 - i, v = y / 0.1 - j;
+  auto z = [&](int di, int dj) { return a[(j + dj) * 25 + (i + di)].z(); };
+  // Quad (i, j), (i+1, j), (i+1, j+1), (i, j+1) split along (i, j)-(i+1, j+1).
+  if (u >= v) return z(0, 0) + u * (z(1, 0) - z(0, 0)) + v * (z(1, 1) - z(1, 0));
+  return z(0, 0) + v * (z(0, 1) - z(0, 0)) + u * (z(1, 1) - z(0, 1));
+}
+
+TEST(Gia, ABumpThroughASheetBoundsTheCapAndTheDiscInsideTheLoop) {
+  const auto pieces = bump_through_sheet();
+  const Analysed a = analyse(pieces);
+  ASSERT_EQ(a.contours.contours.size(), 1u);
+  ASSERT_TRUE(a.contours.contours[0].closed);
+  // A: the cap is the vertices above B's plane.
+  std::vector<Index> cap;
+  for (Index v = 0; v < 625; ++v) {
+    if (a.x[v].z() > 0.15) cap.push_back(v);
+  }
+  // B: the disc is the vertices below A's surface.
+  std::vector<Index> disc;
+  for (Index v = 625; v < a.mesh.vertex_count(); ++v) {
+    if (height_of_a(a.x, a.x[v].x(), a.x[v].y()) > 0.15) disc.push_back(v);
+  }
+  ASSERT_FALSE(cap.empty());
+  ASSERT_FALSE(disc.empty());
+  EXPECT_EQ(region_of_piece(a, 0), cap);
+  EXPECT_EQ(region_of_piece(a, 1), disc);
+  // The cap and the disc are opposite regions of the one contour; the rest of A is in none.
+  EXPECT_TRUE(a.gia.opposite(cap[0], disc[0]));
+  EXPECT_FALSE(a.gia.opposite(cap[0], cap[1]));
+  EXPECT_FALSE(a.gia.opposite(0, disc[0]));
+  // The way back for each region points through the other sheet: the cap down, the disc up.
+  const ContourRegions& regions = a.gia.contours[0];
+  const int cap_side = regions.vertices[0].front() < 625 ? 0 : 1;
+  EXPECT_LT(regions.back_through[cap_side].normalized().z(), -0.99);
+  EXPECT_GT(regions.back_through[1 - cap_side].normalized().z(), 0.99);
+}
+
+// A flap: a vertical sheet (x = 0.55, 6 quads wide in y, from z = -0.23 to 0.67) through the
+// middle of a flat one at z = 0 that is wider on every side. The flap's border edges end inside
+// the flat sheet, so its curve there splits nothing; on the flap, the path from border to border
+// cuts off the part below the flat sheet.
+TEST(Gia, AFlapThroughASheetBoundsThePartBeyondTheContourOnly) {
+  PolygonMesh flat = test::grid(12, 12, 0.1);
+  PolygonMesh flap = quad_grid(
+      7, 10, [](Index i, Index j) { return Vec3(0.55, 0.33 + 0.1 * i, -0.23 + 0.1 * j); });
+  const Analysed a = analyse({flat, flap});
+  ASSERT_EQ(a.contours.contours.size(), 1u);
+  EXPECT_EQ(a.contours.contours[0].type, ContourType::kBoundary);
+  std::vector<Index> beyond;
+  for (Index v = 169; v < a.mesh.vertex_count(); ++v) {
+    if (a.x[v].z() < 0) beyond.push_back(v);
+  }
+  EXPECT_EQ(beyond.size(), 21u);  // the three rows below z = 0
+  EXPECT_TRUE(region_of_piece(a, 0).empty());
+  EXPECT_EQ(region_of_piece(a, 1), beyond);
+}
+
+// Two pieces, B wider than A in y: the crossing runs from border to border of A, which it cuts in
+// two (its smaller part, x < 0.33, is the region), and ends inside B on both ends (A's borders
+// pierce it), which it does not cut. Each side of the contour is one piece.
+TEST(Gia, TwoPiecesTheOneCutFromBorderToBorderBoundsItsSmallerPart) {
+  PolygonMesh a = test::grid(12, 12, 0.1, Vec3(0, 0, 0));
+  PolygonMesh b = quad_grid(8, 15, [](Index i, Index j) {
+    return Vec3(0.33, -0.045 + 0.1 * j, -0.21 + 0.1 * i);  // x = 0.33, z in [-0.21, 0.49]
+  });
+  const Analysed a_ = analyse({a, b});
+  ASSERT_EQ(a_.contours.contours.size(), 1u);
+  EXPECT_NE(a_.contours.contours[0].pieces[0], a_.contours.contours[0].pieces[1]);
+  std::vector<Index> left;
+  for (Index v = 0; v < 169; ++v) {
+    if (a_.x[v].x() < 0.33) left.push_back(v);
+  }
+  EXPECT_EQ(left.size(), 4u * 13u);
+  EXPECT_EQ(region_of_piece(a_, 0), left);
+  EXPECT_TRUE(region_of_piece(a_, 1).empty());
+}
+
+// The analysis of a crumpled tangle of many contours does not depend on the number of threads.
+TEST(Gia, SameRegionsForOneAndTwoThreads) {
+  test::CrumpleOptions options;
+  options.nx = options.ny = 40;
+  options.folds = 3;
+  const auto pieces = test::crumpled_pieces(options, 2);
+  const int threads = omp_get_max_threads();
+  omp_set_num_threads(1);
+  const Analysed one = analyse(pieces);
+  omp_set_num_threads(2);
+  const Analysed two = analyse(pieces);
+  omp_set_num_threads(threads);
+  ASSERT_GT(one.contours.contours.size(), 4u);
+  ASSERT_EQ(one.gia.contours.size(), two.gia.contours.size());
+  std::size_t with_region = 0;
+  for (std::size_t c = 0; c < one.gia.contours.size(); ++c) {
+    for (int side = 0; side < 2; ++side) {
+      EXPECT_EQ(one.gia.contours[c].vertices[side], two.gia.contours[c].vertices[side]);
+      EXPECT_EQ(one.gia.contours[c].back_through[side], two.gia.contours[c].back_through[side]);
+      with_region += !one.gia.contours[c].vertices[side].empty();
+    }
+  }
+  EXPECT_GT(with_region, 0u);
+  EXPECT_EQ(one.gia.vertex_regions.items, two.gia.vertex_regions.items);
+}
+
+// Every region is bounded by its contour: no mesh edge joins a region vertex to a vertex outside
+// it unless that edge is one of the contour's cut edges on that side (checked on a crumpled
+// tangle against the hits directly).
+TEST(Gia, EveryRegionIsClosedExceptAcrossItsContoursCutEdges) {
+  test::CrumpleOptions options;
+  options.nx = options.ny = 30;
+  options.folds = 3;
+  const auto pieces = test::crumpled_pieces(options, 1);
+  const Analysed a = analyse(pieces);
+  for (std::size_t c = 0; c < a.gia.contours.size(); ++c) {
+    const Contour& contour = a.contours.contours[c];
+    for (int side = 0; side < 2; ++side) {
+      const auto& region = a.gia.contours[c].vertices[side];
+      if (region.empty()) continue;
+      std::map<Index, int> cut;
+      for (std::size_t k = 0; k < contour.hits.size(); ++k) {
+        if ((contour.hit_edge_on_side0[k] != 0) == (side == 0)) {
+          cut[a.found.hits[contour.hits[k]].edge] ^= 1;
+        }
+      }
+      for (std::size_t e = 0; e < a.mesh.edges.size(); ++e) {
+        const auto& [u, v] = a.mesh.edges[e].vertices;
+        const bool u_in = std::binary_search(region.begin(), region.end(), u);
+        const bool v_in = std::binary_search(region.begin(), region.end(), v);
+        if (u_in != v_in) {
+          EXPECT_EQ(cut[static_cast<Index>(e)], 1) << "contour " << c << " side " << side;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace untangle
