@@ -4,9 +4,7 @@
 
 #include "guard.hpp"
 #include "handles.hpp"
-#include "untangle/bvh.hpp"
-#include "untangle/contours.hpp"
-#include "untangle/narrow_phase.hpp"
+#include "untangle/detection.hpp"
 
 using untangle::capi::guard;
 using untangle::capi::require;
@@ -83,26 +81,23 @@ UT_API UtStatus ut_detect(const UtScene* scene, const UtSettings* settings, UtFr
     const auto build_start = Clock::now();
     const untangle::ClothMesh mesh = untangle::ClothMesh::build(source.pieces);
     const untangle::Positions positions = untangle::capi::concatenated_positions(source.pieces);
-    untangle::Bvh bvh(mesh, positions);
+    untangle::Detection detection(mesh, positions);
     const double build_ms = ms_since(build_start);
 
+    detection.run(positions, 0.0, options.cull);
+    const untangle::Intersections& found = detection.intersections();
+    const untangle::DetectionSeconds& seconds = detection.seconds();
     untangle::FrameStats frame;
-    const auto refit_start = Clock::now();
-    bvh.refit(positions);
-    frame.seconds.refit = ms_since(refit_start) / 1e3;
-    const untangle::Intersections found =
-        untangle::find_intersections(mesh, bvh, positions, {.cull = options.cull});
-    const untangle::Contours contours = untangle::trace_contours(mesh, positions, found);
     frame.pairs = found.pairs.size();
     frame.hits = found.hits.size();
     frame.dropped_hits = found.dropped_hits;
-    frame.contours_by_type = contours.count_by_type;
+    frame.contours_by_type = detection.contours().count_by_type;
     frame.culled_nodes = found.culled_nodes.size();
-    frame.seconds.broad = found.broad_seconds;
-    frame.seconds.narrow = found.narrow_seconds;
-    frame.seconds.contours = contours.seconds;
-    frame.seconds.total =
-        frame.seconds.refit + frame.seconds.broad + frame.seconds.narrow + frame.seconds.contours;
+    frame.seconds.refit = seconds.refit;
+    frame.seconds.broad = seconds.broad;
+    frame.seconds.narrow = seconds.narrow;
+    frame.seconds.contours = seconds.contours;
+    frame.seconds.total = seconds.total();
 
     if (polygon_flags != nullptr) {
       std::memset(polygon_flags, 0, polygon_count);

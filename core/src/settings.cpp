@@ -66,7 +66,6 @@ void validate(const Settings& settings) {
   check_range("bending_compliance", settings.bending_compliance, 0, 1e6);
   check_range("max_speed", settings.max_speed, 0, 1e6, true);
   check_range("spacing", settings.spacing, 0, 1e6);
-  check_range("strain_limit", settings.strain_limit, 0, 1);
   check_range("threads", settings.threads, 0, 1024);
 }
 

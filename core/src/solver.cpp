@@ -152,14 +152,38 @@ void Solver::update_rest() {
   }
 }
 
+namespace {
+
+// A proximity pair whose two sides lie in opposite regions of one contour (for most of their
+// corners) has passed through: its push must take it back, not hold it where it is.
+bool passed_through(const GlobalIntersections* regions, Index point,
+                    const std::array<Index, 3>& triangle) {
+  if (regions == nullptr || !regions->in_region(point)) return false;
+  int opposite = 0;
+  for (Index c : triangle) opposite += regions->opposite(point, c);
+  return opposite >= 2;
+}
+
+bool passed_through(const GlobalIntersections* regions, const std::array<Index, 2>& a,
+                    const std::array<Index, 2>& b) {
+  if (regions == nullptr || !(regions->in_region(a[0]) || regions->in_region(a[1]))) return false;
+  int opposite = 0;
+  for (Index u : a) {
+    for (Index v : b) opposite += regions->opposite(u, v);
+  }
+  return opposite >= 3;
+}
+
+}  // namespace
+
 void Solver::build_proximity(const SolverInput& input, const Positions& x) {
   const ClothMesh& mesh = *mesh_;
   const std::vector<double>& w = input.inverse_mass;
   const Positions& prev = input.previous;
   const ProximityPairs& pairs =
-      proximity_search_.find(x, input.settings.thickness, input.settings.proximity_ring_pairs);
+      proximity_search_.find(x, input.settings.thickness, input.ring_pairs);
   const double h = input.settings.thickness;
-  const bool hold = input.settings.proximity_holds_gap;
+  const bool hold = input.hold_gaps;
   proximity_.clear();
   proximity_.reserve(pairs.size());
   for (const PointTrianglePair& pair : pairs.point_triangle) {
@@ -183,6 +207,7 @@ void Solver::build_proximity(const SolverInput& input, const Positions& x) {
       const auto [normal, offset] = now();
       side = offset.dot(normal);
     }
+    if (passed_through(input.regions, pair.point, tri)) side = -side;
     double gap = h;
     if (hold) {
       // Measured as the projection measures it: along the triangle's normal, on the pair's side.
@@ -207,6 +232,7 @@ void Solver::build_proximity(const SolverInput& input, const Positions& x) {
     };
     Vec3 side = between(prev);
     if (side.squaredNorm() < 1e-24) side = between(x);
+    if (passed_through(input.regions, ea, eb)) side = -side;
     double gap = h;
     if (hold) {
       const Vec3 d = between(x);
@@ -335,7 +361,7 @@ void Solver::solve(const SolverInput& input, Positions& x, SolverOutput& output)
   const double stretch_alpha = settings.stretch_compliance / dt2;
   const double bending_alpha = settings.bending_compliance / dt2;
   const double margin = settings.thickness;
-  const double limit = settings.strain_limit;
+  const double limit = input.strain_limit;
 
   output.momentum_free.assign(x.size(), Vec3::Zero());
   output.proximity.assign(x.size(), Vec3::Zero());
@@ -386,7 +412,7 @@ void Solver::solve(const SolverInput& input, Positions& x, SolverOutput& output)
 #pragma omp for schedule(static)
         for (std::ptrdiff_t k = begin; k < end; ++k) {
           const double compliance =
-              settings.soft_diagonals && constraints.diagonal[k] ? bending_alpha : alpha;
+              input.soft_diagonals && constraints.diagonal[k] ? bending_alpha : alpha;
           project_distance(x, w, constraints.particles[k][0], constraints.particles[k][1],
                            constraints.rest[k], compliance, constraints.lambda[k], relaxation);
         }

@@ -3,11 +3,18 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
+
+#include "thread_scope.hpp"
+#include "untangle/detection.hpp"
+#include "untangle/gia.hpp"
+#include "untangle/responses/icm.hpp"
+#include "untangle/solver.hpp"
 
 namespace untangle {
 namespace {
@@ -17,6 +24,9 @@ using Clock = std::chrono::steady_clock;
 // Relaxing the stretch of a clean state needs solver iterations, not detections: each relaxation
 // frame runs this many times the frame's solver iterations between two detections.
 constexpr int kRelaxIterationFactor = 2;
+// A carried start beyond the strain limit by more than this is relaxed (the solver's own
+// tolerance of the limit).
+constexpr double kStrainTolerance = 1e-4;
 
 void check_positions(const ClothMesh& mesh, const Positions& positions, const char* what) {
   if (positions.size() != mesh.vertex_count()) {
@@ -83,17 +93,6 @@ void check_options(const ClothMesh& mesh, const UntangleOptions& options) {
   }
 }
 
-// The world every solve of one call runs in: built once (BVH, solver colouring) on a copy of
-// the caller's mesh, since a cache of many frames changes only the shapes between solves.
-World make_world(const ClothMesh& mesh, const UntangleOptions& options) {
-  Scene scene;
-  scene.name = "untangle";
-  scene.inverse_mass = options.inverse_mass.empty() ? std::vector<double>(mesh.vertex_count(), 1.0)
-                                                    : options.inverse_mass;
-  scene.settings = options.settings;  // solve() sets the untangler's own on top
-  return World(mesh, scene);
-}
-
 // The same polygons as fans from their second corner (the library's fans start at the first):
 // a bent quad is then split along its other diagonal, as Blender's BVHTree.FromPolygons may
 // split it. Null when every polygon is a triangle.
@@ -124,37 +123,160 @@ std::unique_ptr<ClothMesh> other_diagonals(const ClothMesh& mesh) {
   return std::make_unique<ClothMesh>(ClothMesh::build(pieces));
 }
 
-// A world on the polygons split along their other diagonals: a state is clean only when both
-// splits are (null when the mesh has no polygon of four corners or more).
-std::unique_ptr<World> make_other_world(const ClothMesh& mesh, const UntangleOptions& options) {
-  std::unique_ptr<ClothMesh> other = other_diagonals(mesh);
-  if (!other) return nullptr;
-  return std::make_unique<World>(make_world(*other, options));
-}
+// What one untangler frame asks of the stages, explicitly (see SolverInput for the solver's terms).
+struct FrameTerms {
+  Settings settings;  // the thickness resolved, the response strength scaled
+  double spacing = 0;
+  bool untangle = true;     // the response and the regions' pushes (off while relaxing)
+  bool region_push = true;  // each region moves back through the other side as a whole
+  bool flip_sides = true;   // proximity pairs in opposite regions are pushed back through
+  const Positions* pull_targets = nullptr;
+  double pull_stiffness = 0;
+  const std::vector<std::array<Index, 4>>* flat_quads = nullptr;
+  double strain_limit = 0;
+  bool hold_gaps = false;
+  bool ring_pairs = false;
+  bool soft_diagonals = false;
+};
 
-// Pairs of x when its polygons are split along their other diagonals (0 without quads).
-std::size_t other_split_pairs(World* other, const Positions& x) {
-  if (!other) return 0;
-  other->set_positions(x);
-  other->detect();
-  return other->intersections().pairs.size();
-}
+// The stages of an untangler frame on one split of the polygons into triangles: detection, global
+// intersection analysis, the method's response with the regions' pushes, and the solver. The
+// untangler composes them itself; a scene's World runs none of its terms.
+class SplitStages {
+ public:
+  SplitStages(ClothMesh mesh, const std::vector<double>& inverse_mass)
+      : mesh_(std::make_unique<ClothMesh>(std::move(mesh))),
+        inverse_mass_(&inverse_mass),
+        detection_(*mesh_, mesh_->rest_positions) {}
 
-// Pairs of x as the world detects them, else (when that split is clean) as the other split
-// does: 0 only when both are clean. Leaves world at x with its detection.
-std::size_t pairs_of_both_splits(World& world, World* other, const Positions& x) {
-  world.set_positions(x);
-  world.detect();
-  const std::size_t pairs = world.intersections().pairs.size();
-  return pairs > 0 ? pairs : other_split_pairs(other, x);
-}
+  const ClothMesh& mesh() const { return *mesh_; }
+  const Detection& detection() const { return detection_; }
+  std::size_t pairs() const { return detection_.intersections().pairs.size(); }
 
-// The contours of the split whose pairs were counted: the world's, or the other split's where only
-// that one crosses (both detected the same state then).
-std::array<std::size_t, 3> contours_of_counted_split(const World& world, const World* other) {
-  const World& counted = world.intersections().pairs.empty() && other ? *other : world;
-  return counted.contours().count_by_type;
-}
+  // A new rest shape (edge lengths, bending, degenerate triangles); the topology stays.
+  void set_rest(const Positions& rest) {
+    mesh_->set_rest_positions(rest);
+    if (solver_) solver_->update_rest();
+  }
+
+  void set_method(Method method) {
+    if (response_ && method == method_) return;
+    method_ = method;
+    // The untangler raises the push of a stalled solve itself: ICM's own fading is off.
+    if (method == Method::kIcm) {
+      IcmOptions options;
+      options.fade_stuck_contours = false;
+      response_ = std::make_unique<IcmResponse>(options);
+    } else {
+      response_ = make_response(method);
+    }
+  }
+
+  // Detects x; returns its pairs.
+  std::size_t detect(const Positions& x, double thickness) {
+    detection_.run(x, thickness);
+    return pairs();
+  }
+
+  // One quasi-static frame from x, which detect() has just seen: the response and the regions'
+  // pushes applied in parts across the solver's iterations, then the solver's constraints.
+  void frame(Positions& x, const FrameTerms& terms) {
+    const Intersections& found = detection_.intersections();
+    const Contours& contours = detection_.contours();
+    GlobalIntersections regions;
+    const bool analysed = terms.untangle && !contours.contours.empty();
+    if (analysed) regions = analyse_intersections(*mesh_, x, found, contours);
+    Displacement displacement;
+    if (terms.untangle && !contours.contours.empty()) {
+      displacement =
+          response_->compute(ResponseInput{*mesh_, x, *inverse_mass_, found, contours,
+                                           terms.settings, terms.spacing, detection_.bvh(), &x});
+      if (displacement.delta.size() != x.size()) displacement.delta.assign(x.size(), Vec3::Zero());
+      if (terms.region_push)
+        add_region_pushes(regions, terms.settings.response_strength * terms.spacing,
+                          displacement.delta);
+      for (Vec3& d : displacement.delta) {
+        if (!d.allFinite()) d = Vec3::Zero();  // a response never brings a NaN into the state
+      }
+      if (displacement.near_contour.size() != x.size()) displacement.near_contour.clear();
+    }
+    if (!solver_) solver_ = std::make_unique<Solver>(detection_.bvh());
+    const Positions previous = x;
+    const std::vector<Sphere> no_spheres;
+    SolverInput input{
+        terms.settings,  *inverse_mass_,     previous,
+        no_spheres,      std::nullopt,       displacement.empty() ? nullptr : &displacement,
+        nullptr,         terms.pull_targets, terms.pull_stiffness,
+        terms.flat_quads};
+    input.strain_limit = terms.strain_limit;
+    input.hold_gaps = terms.hold_gaps;
+    input.ring_pairs = terms.ring_pairs;
+    input.soft_diagonals = terms.soft_diagonals;
+    input.regions = analysed && terms.flip_sides ? &regions : nullptr;
+    SolverOutput output;
+    solver_->solve(input, x, output);
+    for (std::size_t v = 0; v < x.size(); ++v) {
+      if (!x[v].allFinite()) x[v] = previous[v];
+    }
+  }
+
+ private:
+  // Each region moves as a whole by `step` along its way back through the other side: a tangle
+  // is undone by taking back the part that went through, not only the particles along its
+  // contour (which the stretch behind them pulls back into place). A particle in several regions
+  // gets the mean of their moves.
+  void add_region_pushes(const GlobalIntersections& regions, double step, Positions& delta) const {
+    std::vector<Vec3> sum(delta.size(), Vec3::Zero());
+    std::vector<Index> count(delta.size(), 0);
+    for (const ContourRegions& contour : regions.contours) {
+      for (int side = 0; side < 2; ++side) {
+        const Vec3& way = contour.back_through[side];
+        const double length = way.norm();
+        if (contour.vertices[side].empty() || !(length > 0)) continue;
+        const Vec3 move = (step / length) * way;
+        for (Index v : contour.vertices[side]) {
+          sum[v] += move;
+          ++count[v];
+        }
+      }
+    }
+    for (std::size_t v = 0; v < delta.size(); ++v) {
+      if (count[v] > 0 && (*inverse_mass_)[v] > 0) delta[v] += sum[v] / count[v];
+    }
+  }
+
+  std::unique_ptr<ClothMesh> mesh_;  // behind a pointer: the detection and solver refer to it
+  const std::vector<double>* inverse_mass_;
+  Detection detection_;
+  std::unique_ptr<Solver> solver_;  // built on the first frame: a detection-only split needs none
+  std::unique_ptr<Response> response_;
+  Method method_ = Method::kIcm;
+};
+
+// Both splits of one call: the library's and, for meshes with polygons of four corners or more,
+// the other diagonal's. A state is clean only when both are.
+struct Splits {
+  SplitStages library;
+  std::unique_ptr<SplitStages> other;
+  double thickness = 0;
+
+  // Pairs of x in the library's split, else (when that one is clean) in the other's: 0 only when
+  // both are clean. Returns the split that counted them in `counted`.
+  std::size_t detect(const Positions& x, SplitStages** counted = nullptr) {
+    std::size_t pairs = library.detect(x, thickness);
+    SplitStages* split = &library;
+    if (pairs == 0 && other) {
+      pairs = other->detect(x, thickness);
+      if (pairs > 0) split = other.get();
+    }
+    if (counted) *counted = split;
+    return pairs;
+  }
+  void for_each(const std::function<void(SplitStages&)>& f) {
+    f(library);
+    if (other) f(*other);
+  }
+};
 
 // A relaxation frame whose result intersects is taken only in part: its move is halved up to
 // this many times until the state it reaches is clean.
@@ -174,37 +296,33 @@ constexpr double kRelaxProgress = 0.01;
 // the frame still brings an intersection back, its move is halved until the state is clean
 // again (checked by detection), so every state the relaxation goes through is clean; the one of
 // least strain is kept in `clean`. Returns false when progress cancelled.
-bool relax(World& world, World* other, const Positions& reference, const UntangleOptions& options,
-           const Progress& progress, Positions& clean, UntangleReport& report) {
-  const ClothMesh& mesh = world.mesh();
+bool relax(Splits& splits, const Positions& reference, const FrameTerms& untangling,
+           const UntangleOptions& options, const Progress& progress, Positions& clean,
+           UntangleReport& report) {
+  const ClothMesh& mesh = splits.library.mesh();
   double best_strain = max_edge_strain(mesh, reference, clean);
   if (best_strain <= options.relax_strain) return true;
-  const Settings untangling = world.settings();
-  Settings settings = untangling;
-  settings.untangle = false;
-  settings.proximity = options.settings.proximity;
-  settings.proximity_holds_gap = true;
-  settings.iterations = kRelaxIterationFactor * options.settings.iterations;
-  world.set_settings(settings);
-  world.set_pull_stiffness(0);
-  const Positions zero(mesh.vertex_count(), Vec3::Zero());
-  auto clean_at = [&](const Positions& x) { return pairs_of_both_splits(world, other, x) == 0; };
+  FrameTerms terms = untangling;
+  terms.untangle = false;
+  terms.hold_gaps = true;
+  terms.pull_targets = nullptr;
+  terms.flat_quads = nullptr;
+  terms.settings.iterations = kRelaxIterationFactor * options.settings.iterations;
+  auto clean_at = [&](const Positions& x) { return splits.detect(x) == 0; };
   auto part_of = [&](const Positions& from, const Positions& to, double part) {
     Positions x(from.size());
     for (std::size_t v = 0; v < x.size(); ++v) x[v] = from[v] + part * (to[v] - from[v]);
     return x;
   };
   Positions state = clean;
-  bool go_on = true;
   int unimproved = 0;  // frames in a row without progress
   // Relaxation frames count as iterations: together with the untangling they stay within
   // max_iterations.
   for (int frame = 0;
        frame < options.relax_iterations && report.iterations < options.max_iterations; ++frame) {
-    world.set_positions(state);
-    world.set_velocities(zero);
-    world.step();
-    const Positions target = world.positions();
+    splits.library.detect(state, splits.thickness);  // the frame's proximity search shares the tree
+    Positions target = state;
+    splits.library.frame(target, terms);
     // The largest part of the move that stays clean. When that is not the whole move, only
     // half of it is taken, so the state kept is not one that only just misses an intersection
     // (a float rounding of the output, or the next frame's carried start, would cross it).
@@ -217,8 +335,7 @@ bool relax(World& world, World* other, const Positions& reference, const Untangl
     ++report.iterations;
     if (progress &&
         !progress(std::min(report.iterations, options.max_iterations), options.max_iterations, 0)) {
-      go_on = false;
-      break;
+      return false;
     }
     if (halving > kRelaxHalvings) break;  // even a small part of the move intersects
     Positions next = part_of(state, target, halving == 0 ? 1.0 : 0.5 * part);
@@ -234,74 +351,79 @@ bool relax(World& world, World* other, const Positions& reference, const Untangl
     if (unimproved >= kRelaxPatience) break;  // the strain limit or the tangle holds the strain
     if (strain <= options.relax_strain) break;
   }
-  world.set_settings(untangling);
-  return go_on;
+  return true;
+}
+
+// The quads (corners in order) of the polygons in `flat` that have four corners.
+std::vector<std::array<Index, 4>> quads_of(const ClothMesh& mesh,
+                                           const std::vector<Index>& polygons) {
+  std::vector<std::array<Index, 4>> quads;
+  for (Index f : polygons) {
+    const Index begin = mesh.polygon_triangle_begin[f];
+    if (mesh.polygon_triangle_begin[f + 1] - begin != 2) continue;
+    // A quad is the fan of two triangles from its first corner.
+    const auto& first = mesh.triangles[begin];
+    quads.push_back({first[0], first[1], first[2], mesh.triangles[begin + 1][2]});
+  }
+  return quads;
 }
 
 // One untangling solve: starts from `start`, keeps the edge lengths and bending of `rest` and is
 // pulled toward `reference`, the shape the user wants kept (the figures are measured against
-// it). Quasi-static: velocities are cleared before each pipeline frame, so no push overshoots.
-UntangleReport solve(World& world, World* other, const Positions& start, const Positions& reference,
+// it). Quasi-static: each frame starts at rest, so no push overshoots.
+UntangleReport solve(Splits& splits, const Positions& start, const Positions& reference,
                      const Positions& rest, const UntangleOptions& options, Positions& output,
                      const Progress& progress) {
   const auto started = Clock::now();
-  const ClothMesh& mesh = world.mesh();
-  Settings settings = options.settings;
-  settings.gravity = Vec3::Zero();
-  settings.fade_stuck_contours = false;  // a stall raises the push instead (below)
-  settings.response_strength *= options.strength_scale;
-  settings.strain_limit = options.strain_limit;
-  // Crossings left in folds one quad wide are between triangles one ring apart, and the other
-  // split of the quads must solve the same cloth (see Settings).
-  settings.proximity_ring_pairs = true;
-  settings.soft_diagonals = true;
-  world.set_settings(settings);
-  world.set_rest_shape(rest);
-  world.set_pull_targets(reference);
-  world.set_pull_stiffness(options.pull_stiffness);
-  if (other) {
-    other->set_settings(settings);
-    other->set_rest_shape(rest);
-    other->set_pull_targets(reference);
-    other->set_pull_stiffness(options.pull_stiffness);
-  }
+  const ClothMesh& mesh = splits.library.mesh();
+  splits.for_each([&](SplitStages& split) {
+    split.set_rest(rest);
+    split.set_method(options.settings.method);
+  });
+  FrameTerms terms;
+  terms.settings = options.settings;
+  terms.settings.gravity = Vec3::Zero();
+  terms.spacing = options.settings.spacing > 0 ? options.settings.spacing : mesh.mean_edge_length;
+  terms.settings.thickness =
+      std::min(options.settings.thickness, kMaxThicknessPerSpacing * terms.spacing);
+  terms.settings.response_strength *= options.strength_scale;
+  splits.thickness = terms.settings.thickness;
+  terms.region_push = options.region_push;
+  terms.flip_sides = options.flip_sides;
+  terms.pull_targets = &reference;
+  terms.pull_stiffness = options.pull_stiffness;
+  terms.strain_limit = options.strain_limit;
+  terms.ring_pairs = options.ring_pairs;
+  terms.soft_diagonals = options.soft_diagonals;
 
-  const Positions zero(mesh.vertex_count(), Vec3::Zero());
   UntangleReport report;
   // "Before" counts the input's own intersections (not those of a carried-over start), in both
   // splits as "after" does.
-  if (&start != &reference) report.pairs_before = pairs_of_both_splits(world, other, reference);
-  world.set_positions(start);
-  world.detect();
-  std::size_t start_pairs = world.intersections().pairs.size();
-  // The split whose pipeline frame runs next, from `reached`: the library's, or the other one
-  // where only that one crosses (a bent quad split along its other diagonal, as Blender's BVH may
-  // split it). Each has just detected `reached`, and its frame uses that detection (velocities
-  // are zero and there is no gravity, so the prediction leaves the positions as they are).
-  World* stepping = &world;
-  if (start_pairs == 0) {
-    start_pairs = other_split_pairs(other, start);  // clean for both splits, or solved
-    if (start_pairs > 0) stepping = other;
-  }
+  if (&start != &reference) report.pairs_before = splits.detect(reference);
+  // The split whose frame runs next: the library's, or the other one where only that one crosses
+  // (a bent quad split along its other diagonal, as Blender's BVH may split it). It has just
+  // detected the state the frame starts from.
+  SplitStages* stepping = nullptr;
+  const std::size_t start_pairs = splits.detect(start, &stepping);
   if (&start == &reference) report.pairs_before = start_pairs;
-  Positions reached = world.positions();  // the last state whose pairs are known
+  Positions reached = start;  // the last state whose pairs are known
   std::size_t reached_pairs = start_pairs;
   Positions best_clean;
   std::size_t fewest_pairs = start_pairs;
-  Positions fewest = world.positions();  // the state of fewest_pairs
+  Positions fewest = start;  // the state of fewest_pairs
+  SplitStages* fewest_split = stepping;
   int stalled = 0;
   double strength_scale = options.strength_scale;
-  // A stronger push decided on a state applies from the frame after that state's own.
-  std::optional<Settings> next_settings;
   // The quads of every crossing found so far, of either split, are made flatter in the frames
   // that follow: a crossing that only one split sees is a sheet inside the tetrahedron between
-  // a bent quad's two splits, and frames on one split pushed such sheets into the other one's
-  // triangles and back (the frames of the other split were a third of the sphere tangles' work).
+  // a bent quad's two splits.
   std::vector<std::uint8_t> flat(mesh.polygon_count(), 0);
   std::vector<Index> flat_polygons;
-  auto flatten_quads_of = [&](const World& detected) {
+  std::vector<std::array<Index, 4>> flat_quads;
+  auto flatten_quads_of = [&](const SplitStages& detected) {
+    if (!options.flatten_crossed_quads) return;
     const std::size_t count = flat_polygons.size();
-    for (const auto& pair : detected.intersections().pairs) {
+    for (const auto& pair : detected.detection().intersections().pairs) {
       for (Index t : pair) {
         const Index f = detected.mesh().triangle_polygon[t];
         if (!flat[f]) {
@@ -311,27 +433,14 @@ UntangleReport solve(World& world, World* other, const Positions& start, const P
       }
     }
     if (flat_polygons.size() == count) return;
-    world.set_flat_polygons(flat_polygons);
-    if (other) other->set_flat_polygons(flat_polygons);
+    flat_quads = quads_of(mesh, flat_polygons);
+    terms.flat_quads = &flat_quads;
   };
+  if (start_pairs > 0) flatten_quads_of(*stepping);
   while (reached_pairs > 0 && report.iterations < options.max_iterations) {
-    stepping->set_velocities(zero);
-    stepping->step();
-    if (stepping != &world) world.set_positions(stepping->positions());
-    if (next_settings) {
-      world.set_settings(*next_settings);
-      if (other) other->set_settings(*next_settings);
-      next_settings.reset();
-    }
+    stepping->frame(reached, terms);
     ++report.iterations;
-    reached = world.positions();
-    world.detect();
-    reached_pairs = world.intersections().pairs.size();
-    stepping = &world;
-    if (reached_pairs == 0) {
-      reached_pairs = other_split_pairs(other, reached);
-      if (reached_pairs > 0) stepping = other;
-    }
+    reached_pairs = splits.detect(reached, &stepping);
     flatten_quads_of(*stepping);
     if (progress && !progress(std::min(report.iterations, options.max_iterations),
                               options.max_iterations, reached_pairs)) {
@@ -345,57 +454,59 @@ UntangleReport solve(World& world, World* other, const Positions& start, const P
     if (reached_pairs < fewest_pairs) {
       fewest_pairs = reached_pairs;
       fewest = reached;
+      fewest_split = stepping;
       stalled = 0;
     } else if (++stalled >= options.stall_iterations) {
+      // A gentle push alone stalls against the stretch and the pull on deep tangles; a strong
+      // one from the start stretches the shallow ones more than they need.
       stalled = 0;
-      Settings next = world.settings();
       if (strength_scale < options.max_strength_scale) {
         strength_scale = std::min(2 * strength_scale, options.max_strength_scale);
-      } else if (next.method == Method::kIcm && options.fall_back_to_ye) {
-        // ICM moves only the particles along a contour; a flap that went through another sheet
-        // is pulled back by the stretch behind it, and that can stall. Ye's rule for such
-        // (boundary) contours moves the flap itself, and is ICM for the others.
-        next.method = Method::kYe;
+      } else if (terms.settings.method == Method::kIcm && options.fall_back_to_ye) {
+        // ICM moves only the particles along a contour; Ye's rule for boundary contours moves
+        // the flap itself, and is ICM for the others.
+        terms.settings.method = Method::kYe;
+        splits.for_each([](SplitStages& split) { split.set_method(Method::kYe); });
         strength_scale = options.strength_scale;
         ++report.method_switches;
       }
-      next.response_strength = options.settings.response_strength * strength_scale;
-      next_settings = next;
+      terms.settings.response_strength = options.settings.response_strength * strength_scale;
     }
   }
-  // Relaxation runs without the flattening: it held the stretch that relaxation evens out (the
-  // Blender two_sheets bake took 9 more relaxation frames and kept 2.08 % strain against 1.85 %).
-  world.set_flat_polygons({});
-  if (other) other->set_flat_polygons({});
-  // A start that is clean already (a carried correction that still fits) is returned as it is:
-  // relaxing it would change the correction from frame to frame.
-  if (start_pairs == 0) best_clean = world.positions();
-  if (start_pairs > 0 && !best_clean.empty() && !report.cancelled && options.relax_iterations > 0) {
-    if (!relax(world, other, reference, options, progress, best_clean, report)) {
+  terms.flat_quads = nullptr;
+  // A start that is clean already (a carried correction that still fits) is kept as it is unless
+  // it stretches the input frame beyond the strain limit: relaxing a state within the limit
+  // would change the correction from frame to frame.
+  const bool strained_start =
+      start_pairs == 0 && options.strain_limit > 0 &&
+      max_edge_strain(mesh, reference, start) > options.strain_limit + kStrainTolerance;
+  if (start_pairs == 0) best_clean = start;
+  if ((start_pairs > 0 || strained_start) && !best_clean.empty() && !report.cancelled &&
+      options.relax_iterations > 0) {
+    if (!relax(splits, reference, terms, options, progress, best_clean, report)) {
       report.cancelled = true;  // the clean state of least strain so far is returned
     }
   }
 
   std::size_t pairs = reached_pairs;
+  SplitStages* counted = stepping;
   if (!best_clean.empty()) {
-    world.set_positions(best_clean);
+    output = best_clean;
     pairs = 0;
-  } else if (report.cancelled) {
-    world.set_positions(reached);  // the last state whose pairs are known
-    report.contours_left = contours_of_counted_split(world, other);
-  } else if (report.iterations == 0) {
-    report.contours_left = contours_of_counted_split(world, other);  // of the start, detected above
+  } else if (report.cancelled || report.iterations == 0 || pairs <= fewest_pairs) {
+    output = reached;  // the last state whose pairs are known
   } else {
-    // The world is at the last state reached, detected by the loop: its pairs are reached_pairs.
-    if (pairs > fewest_pairs) {
-      // A deep tangle can get worse again once the push is strong: the state with the fewest
-      // intersections seen is returned instead of the last.
-      pairs = pairs_of_both_splits(world, other, fewest);
-    }
-    report.contours_left = contours_of_counted_split(world, other);
-    if (progress) progress(report.iterations, options.max_iterations, pairs);
+    // A deep tangle can get worse again once the push is strong: the state with the fewest
+    // intersections seen is returned instead of the last.
+    output = fewest;
+    pairs = fewest_pairs;
+    counted = fewest_split;
+    splits.detect(fewest, &counted);
   }
-  output = world.positions();
+  if (pairs > 0) {
+    report.contours_left = counted->detection().contours().count_by_type;
+    if (progress && !report.cancelled) progress(report.iterations, options.max_iterations, pairs);
+  }
   for (const Vec3& x : output) {
     if (!x.allFinite()) throw std::logic_error("the untangler produced a non-finite position");
   }
@@ -413,6 +524,18 @@ UntangleReport solve(World& world, World* other, const Positions& start, const P
   return report;
 }
 
+Splits make_splits(const ClothMesh& mesh, const std::vector<double>& inverse_mass) {
+  Splits splits{SplitStages(mesh, inverse_mass), nullptr, 0};
+  std::unique_ptr<ClothMesh> other = other_diagonals(mesh);
+  if (other) splits.other = std::make_unique<SplitStages>(std::move(*other), inverse_mass);
+  return splits;
+}
+
+std::vector<double> inverse_mass_of(const ClothMesh& mesh, const UntangleOptions& options) {
+  return options.inverse_mass.empty() ? std::vector<double>(mesh.vertex_count(), 1.0)
+                                      : options.inverse_mass;
+}
+
 }  // namespace
 
 UntangleReport untangle(const ClothMesh& mesh, const Positions& input, const Positions* rest,
@@ -423,10 +546,11 @@ UntangleReport untangle(const ClothMesh& mesh, const Positions& input, const Pos
   check_options(mesh, options);
   // Into a local first: `output` may alias `input`, and a failed call must leave it unchanged.
   Positions result;
-  World world = make_world(mesh, options);
-  std::unique_ptr<World> other = make_other_world(mesh, options);
+  const std::vector<double> inverse_mass = inverse_mass_of(mesh, options);
+  ThreadScope threads(options.settings.threads, mesh.vertex_count());
+  Splits splits = make_splits(mesh, inverse_mass);
   UntangleReport report =
-      solve(world, other.get(), input, input, rest ? *rest : input, options, result, progress);
+      solve(splits, input, input, rest ? *rest : input, options, result, progress);
   output = std::move(result);
   return report;
 }
@@ -438,8 +562,9 @@ SequenceReport untangle_sequence(const ClothMesh& mesh, std::span<const Position
     check_positions(mesh, frames[f], ("frame " + std::to_string(f)).c_str());
   }
   check_options(mesh, options);
-  World world = make_world(mesh, options);
-  std::unique_ptr<World> other = make_other_world(mesh, options);
+  const std::vector<double> inverse_mass = inverse_mass_of(mesh, options);
+  ThreadScope threads(options.settings.threads, mesh.vertex_count());
+  Splits splits = make_splits(mesh, inverse_mass);
   SequenceReport report;
   std::vector<Positions> result;
   result.reserve(frames.size());
@@ -458,8 +583,7 @@ SequenceReport untangle_sequence(const ClothMesh& mesh, std::span<const Position
         start[v] += result[f - 1][v] - frames[f - 1][v];
     }
     Positions out;
-    UntangleReport frame =
-        solve(world, other.get(), carried ? start : input, input, input, options, out, {});
+    UntangleReport frame = solve(splits, carried ? start : input, input, input, options, out, {});
     result.push_back(std::move(out));
     report.frames.push_back(frame);
     if (progress &&

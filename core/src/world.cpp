@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "thread_scope.hpp"
 #include "untangle/solver.hpp"
 
 namespace untangle {
@@ -22,30 +23,6 @@ void check_pull_stiffness(double stiffness) {
                                 std::to_string(stiffness));
   }
 }
-
-// Tiny meshes run on one thread unless the caller asks for more: a team of threads waiting at
-// every barrier costs more than the work, and far more on a loaded machine.
-constexpr std::size_t kSerialBelowVertices = 500;
-
-// Sets the OpenMP team size for the lifetime of one call and restores the caller's afterwards,
-// so a world's thread setting does not leak into the rest of the program.
-class ThreadScope {
- public:
-  ThreadScope(int threads, std::size_t vertices)
-      : previous_(omp_get_max_threads()), active_(threads > 0 || vertices < kSerialBelowVertices) {
-    if (threads == 0) threads = 1;
-    if (active_) omp_set_num_threads(threads);
-  }
-  ~ThreadScope() {
-    if (active_) omp_set_num_threads(previous_);
-  }
-  ThreadScope(const ThreadScope&) = delete;
-  ThreadScope& operator=(const ThreadScope&) = delete;
-
- private:
-  int previous_;
-  bool active_;
-};
 
 void check_array(const Positions& values, std::size_t count, const char* what, bool allow_empty) {
   if (allow_empty && values.empty()) return;
@@ -115,7 +92,7 @@ World::World(ClothMesh mesh, const Scene& scene)
   pull_targets_ = scene.pull_targets;
   pull_stiffness_ = scene.pull_stiffness;
   resolve_spacing();
-  bvh_ = std::make_unique<Bvh>(*mesh_, positions_);
+  detection_ = std::make_unique<Detection>(*mesh_, positions_);
   response_ = make_response(settings_.method);
 }
 
@@ -125,7 +102,6 @@ World& World::operator=(World&&) noexcept = default;
 
 void World::set_settings(const Settings& settings) {
   validate(settings);
-  detection_current_ = false;
   std::unique_ptr<Response> response =
       settings.method == settings_.method && response_ ? nullptr : make_response(settings.method);
   settings_ = settings;
@@ -135,11 +111,7 @@ void World::set_settings(const Settings& settings) {
 
 void World::set_positions(const Positions& positions) {
   check_array(positions, mesh_->vertex_count(), "positions", false);
-  // The same positions keep their detection (the untangler's relaxation sets the state it has
-  // just checked clean, then steps from it).
-  if (positions == positions_) return;
   positions_ = positions;
-  detection_current_ = false;
 }
 
 void World::set_velocities(const Positions& velocities) {
@@ -160,26 +132,9 @@ void World::set_pull_targets(const Positions& targets) {
   pull_targets_ = targets;
 }
 
-void World::set_flat_polygons(const std::vector<Index>& polygons) {
-  const ClothMesh& mesh = *mesh_;
-  std::vector<std::array<Index, 4>> quads;
-  for (Index f : polygons) {
-    if (f >= mesh.polygon_count()) {
-      throw std::invalid_argument("set_flat_polygons: no polygon " + std::to_string(f));
-    }
-    const Index begin = mesh.polygon_triangle_begin[f];
-    if (mesh.polygon_triangle_begin[f + 1] - begin != 2) continue;
-    // A quad is the fan of two triangles from its first corner.
-    const auto& first = mesh.triangles[begin];
-    quads.push_back({first[0], first[1], first[2], mesh.triangles[begin + 1][2]});
-  }
-  flat_quads_ = std::move(quads);
-}
-
 void World::set_rest_shape(const Positions& rest) {
   check_array(rest, mesh_->vertex_count(), "rest shape", false);
   mesh_->set_rest_positions(rest);  // which triangles are degenerate may change
-  detection_current_ = false;
   if (solver_) solver_->update_rest();
   resolve_spacing();
 }
@@ -194,26 +149,23 @@ void World::resolve_spacing() {
 }
 
 void World::update_detection(const Positions& x) {
-  double start = omp_get_wtime();
-  bvh_->refit(x, frame_settings_.thickness);
-  stats_.seconds.refit = seconds_since(start);
-  find_intersections(*mesh_, *bvh_, x, DetectOptions{settings_.cull}, &narrow_buffers_,
-                     intersections_);
-  stats_.seconds.broad = intersections_.broad_seconds;
-  stats_.seconds.narrow = intersections_.narrow_seconds;
-  trace_contours(*mesh_, x, intersections_, contours_);
-  stats_.seconds.contours = contours_.seconds;
-  stats_.pairs = intersections_.pairs.size();
-  stats_.hits = intersections_.hits.size();
-  stats_.dropped_hits = intersections_.dropped_hits;
-  stats_.contours_by_type = contours_.count_by_type;
-  stats_.culled_nodes = intersections_.culled_nodes.size();
+  detection_->run(x, frame_settings_.thickness, settings_.cull);
+  const DetectionSeconds& seconds = detection_->seconds();
+  stats_.seconds.refit = seconds.refit;
+  stats_.seconds.broad = seconds.broad;
+  stats_.seconds.narrow = seconds.narrow;
+  stats_.seconds.contours = seconds.contours;
+  const Intersections& found = detection_->intersections();
+  stats_.pairs = found.pairs.size();
+  stats_.hits = found.hits.size();
+  stats_.dropped_hits = found.dropped_hits;
+  stats_.contours_by_type = detection_->contours().count_by_type;
+  stats_.culled_nodes = found.culled_nodes.size();
 }
 
 void World::detect() {
   ThreadScope threads(settings_.threads, mesh_->vertex_count());
   update_detection(positions_);
-  detection_current_ = true;
 }
 
 void World::step() {
@@ -234,22 +186,16 @@ void World::step() {
   }
   stats_.seconds.predict = seconds_since(start);
 
-  // 2-4. Refit, intersections, contours: those of detect() when the prediction moved nothing.
-  auto moved = [&] {
-    return gravity_step != Vec3::Zero() ||
-           std::any_of(velocities_.begin(), velocities_.end(),
-                       [](const Vec3& v) { return v != Vec3::Zero(); });
-  };
-  if (!detection_current_ || moved()) update_detection(x);
-  detection_current_ = false;
+  // 2-4. Refit, intersections, contours.
+  update_detection(x);
 
   // 5. The untangling displacement.
   start = omp_get_wtime();
   displacement_ = {};
   if (settings_.untangle && response_) {
-    displacement_ =
-        response_->compute(ResponseInput{*mesh_, x, inverse_mass_, intersections_, contours_,
-                                         frame_settings_, spacing_, *bvh_, &previous});
+    displacement_ = response_->compute(
+        ResponseInput{*mesh_, x, inverse_mass_, detection_->intersections(), detection_->contours(),
+                      frame_settings_, spacing_, detection_->bvh(), &previous});
     if (!displacement_.delta.empty() && displacement_.delta.size() != x.size()) {
       throw std::logic_error("the response returned " + std::to_string(displacement_.delta.size()) +
                              " displacements for " + std::to_string(x.size()) + " particles");
@@ -266,7 +212,7 @@ void World::step() {
   // 6. Solver iterations. The solver is built on the first step (not timed as a stage): a world
   // that only detects (the untangler's check of the other quad split) never pays for its
   // constraint colouring and proximity tables.
-  if (!solver_) solver_ = std::make_unique<Solver>(*bvh_);
+  if (!solver_) solver_ = std::make_unique<Solver>(detection_->bvh());
   start = omp_get_wtime();
   GrabTargets grab;
   if (grabbed_ != kNoIndex && grab_target_) {
@@ -287,8 +233,7 @@ void World::step() {
                     displacement_.empty() ? nullptr : &displacement_,
                     grab.particles.empty() ? nullptr : &grab,
                     pull_targets_.empty() ? nullptr : &pull_targets_,
-                    pull_stiffness_,
-                    flat_quads_.empty() ? nullptr : &flat_quads_};
+                    pull_stiffness_};
   SolverOutput output;
   solver_->solve(input, x, output);
   stats_.proximity_pairs = output.proximity_pairs;

@@ -5,12 +5,16 @@
 // solve alike.
 #include <gtest/gtest.h>
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <random>
 #include <set>
 
 #include "support/crumpled_mesh.hpp"
+#include "untangle/detection.hpp"
 #include "untangle/solver.hpp"
 #include "untangle/world.hpp"
 
@@ -127,32 +131,51 @@ TEST(Solver, ASheetSlidingOnTheGroundStopsAfterTheCoulombDistance) {
   for (const Vec3& p : world.positions()) EXPECT_NEAR(p.z(), 0.01, 1e-9);
 }
 
+// Runs `frames` solver frames directly on x, as an untangler frame does (no velocity, no
+// gravity): detection refits the tree the proximity search shares, then the solver's iterations
+// with the step's explicit terms.
+Positions solve_frames(const std::vector<PolygonMesh>& pieces, Positions x,
+                       const std::vector<double>& inverse_mass, const Settings& settings,
+                       int frames, const std::function<void(SolverInput&)>& terms,
+                       const Positions* pull_targets = nullptr, double pull_stiffness = 0) {
+  const ClothMesh mesh = ClothMesh::build(pieces);
+  Detection detection(mesh, x);
+  Solver solver(detection.bvh());
+  const std::vector<Sphere> no_spheres;
+  for (int frame = 0; frame < frames; ++frame) {
+    detection.run(x, settings.thickness);
+    const Positions previous = x;
+    SolverInput input{settings, inverse_mass, previous,     no_spheres,    std::nullopt,
+                      nullptr,  nullptr,      pull_targets, pull_stiffness};
+    terms(input);
+    SolverOutput output;
+    solver.solve(input, x, output);
+  }
+  return x;
+}
+
 // Two sheets crushed 0.4 thickness apart (the lower one pinned), the upper one pulled down
 // through the lower one. By default the proximity push lifts it to the full thickness; with
-// proximity_holds_gap it stays at the gap it had and is not let any closer either. Measured
+// hold_gaps it stays at the gap it had and is not let any closer either. Measured
 // directly as the height over the flat lower sheet.
 TEST(Solver, HoldingTheGapNeitherPushesCrushedLayersApartNorLetsThemCross) {
   const double h = 0.01, gap = 0.4 * h;
   auto lowest_height_after = [&](bool hold, double pull) {
-    Scene scene;
-    scene.pieces.push_back(test::grid(6, 6, 0.1));
-    scene.pieces.push_back(test::grid(4, 4, 0.1, Vec3(0.113, 0.127, gap)));
-    scene.settings.untangle = false;
-    scene.settings.gravity = Vec3::Zero();
-    scene.settings.thickness = h;
-    scene.settings.proximity_holds_gap = hold;
-    scene.inverse_mass.assign(49 + 25, 1.0);
-    std::fill(scene.inverse_mass.begin(), scene.inverse_mass.begin() + 49, 0.0);
-    World world(scene);
-    Positions targets = world.positions();
+    const std::vector<PolygonMesh> pieces{test::grid(6, 6, 0.1),
+                                          test::grid(4, 4, 0.1, Vec3(0.113, 0.127, gap))};
+    Settings settings;
+    settings.gravity = Vec3::Zero();
+    settings.thickness = h;
+    std::vector<double> inverse_mass(49 + 25, 1.0);
+    std::fill(inverse_mass.begin(), inverse_mass.begin() + 49, 0.0);
+    const Positions start = test::concatenated_positions(pieces);
+    Positions targets = start;
     for (std::size_t v = 49; v < targets.size(); ++v) targets[v].z() = -0.05;
-    world.set_pull_targets(targets);
-    world.set_pull_stiffness(pull);
-    world.step();
+    const Positions x = solve_frames(
+        pieces, start, inverse_mass, settings, 1, [&](SolverInput& in) { in.hold_gaps = hold; },
+        &targets, pull);
     double lowest = 1;
-    for (std::size_t v = 49; v < world.positions().size(); ++v) {
-      lowest = std::min(lowest, world.positions()[v].z());
-    }
+    for (std::size_t v = 49; v < x.size(); ++v) lowest = std::min(lowest, x[v].z());
     return lowest;
   };
   EXPECT_NEAR(lowest_height_after(false, 0), h, 1e-6);  // pushed out to the thickness
@@ -169,23 +192,23 @@ TEST(Solver, StrainLimitKeepsEverySideOfAPulledSheetWithinTheLimit) {
   constexpr int kQuads = 30, kSide = kQuads + 1;
   constexpr double kSpacing = 0.1, kLimit = 0.03;
   auto pulled = [&](double limit, int threads) {
-    Scene scene;
-    scene.pieces.push_back(test::grid(kQuads, kQuads, kSpacing));
-    scene.settings.untangle = false;
-    scene.settings.gravity = Vec3::Zero();
-    scene.settings.strain_limit = limit;
-    scene.settings.threads = threads;
-    World world(scene);
-    Positions targets = world.positions();
+    const std::vector<PolygonMesh> pieces{test::grid(kQuads, kQuads, kSpacing)};
+    Settings settings;
+    settings.gravity = Vec3::Zero();
+    const Positions start = pieces[0].positions;
+    Positions targets = start;
     for (int i = 0; i < kSide; ++i) {
       targets[i].y() -= 0.3;
       targets[kQuads * kSide + i].y() += 0.3;
     }
     targets[kSide * kSide - 1].z() -= 0.5;
-    world.set_pull_targets(targets);
-    world.set_pull_stiffness(0.9);
-    for (int frame = 0; frame < 5; ++frame) world.step();
-    return world.positions();
+    const int previous_threads = omp_get_max_threads();
+    omp_set_num_threads(threads);
+    const Positions x = solve_frames(
+        pieces, start, std::vector<double>(start.size(), 1.0), settings, 5,
+        [&](SolverInput& in) { in.strain_limit = limit; }, &targets, 0.9);
+    omp_set_num_threads(previous_threads);
+    return x;
   };
   auto worst_side_strain = [&](const Positions& x) {
     double worst = 0;
@@ -219,18 +242,13 @@ TEST(Solver, SoftDiagonalsMakeBothSplitsOfAQuadSolveTheSameCloth) {
                             Vec3(1, 1, 0)};
     std::array<Positions, 2> results;
     for (int first = 0; first < 2; ++first) {
-      Scene scene;
       PolygonMesh quad = test::grid(1, 1, 1.0);
       quad.face_indices =
           first == 0 ? std::vector<Index>{0, 1, 3, 2} : std::vector<Index>{1, 3, 2, 0};
-      scene.pieces.push_back(quad);
-      scene.settings.untangle = false;
-      scene.settings.gravity = Vec3::Zero();
-      scene.settings.soft_diagonals = soft;
-      scene.initial_positions = crushed;
-      World world(scene);
-      world.step();
-      results[first] = world.positions();
+      Settings settings;
+      settings.gravity = Vec3::Zero();
+      results[first] = solve_frames({quad}, crushed, std::vector<double>(4, 1.0), settings, 1,
+                                    [&](SolverInput& in) { in.soft_diagonals = soft; });
     }
     double difference = 0;
     for (int v = 0; v < 4; ++v) {

@@ -10,6 +10,8 @@
 #include <cmath>
 #include <numbers>
 
+#include "untangle/detection.hpp"
+#include "untangle/solver.hpp"
 #include "untangle/untangler.hpp"
 
 namespace untangle {
@@ -359,18 +361,24 @@ TEST(Untangler, AFlatListedQuadLosesAFifthOfItsHeightPerSolverIteration) {
   quad.positions = {Vec3(0, 0, 0), Vec3(1, 0, 0.3), Vec3(1.1, 1, 0.05), Vec3(0, 0.9, 0.2)};
   quad.face_sizes = {4};
   quad.face_indices = {0, 1, 2, 3};
-  Scene scene;
-  scene.settings.untangle = false;
-  scene.settings.proximity = false;
-  scene.settings.gravity = Vec3::Zero();
-  scene.settings.iterations = 1;
+  Settings settings;
+  settings.proximity = false;
+  settings.gravity = Vec3::Zero();
+  settings.iterations = 1;
   auto step = [&](const std::vector<PolygonMesh>& pieces, const std::vector<double>& mass,
                   bool flat) {
-    scene.inverse_mass = mass;
-    World world(ClothMesh::build(pieces), scene);
-    if (flat) world.set_flat_polygons({0});
-    world.step();
-    return world.positions();
+    const ClothMesh mesh = ClothMesh::build(pieces);
+    const Detection detection(mesh, mesh.rest_positions);
+    Solver solver(detection.bvh());
+    const std::vector<std::array<Index, 4>> quads{{0, 1, 2, 3}};
+    const Positions previous = mesh.rest_positions;
+    const std::vector<Sphere> no_spheres;
+    Positions x = previous;
+    SolverInput input{settings, mass,    previous, no_spheres, std::nullopt,
+                      nullptr,  nullptr, nullptr,  0.0,        flat ? &quads : nullptr};
+    SolverOutput output;
+    solver.solve(input, x, output);
+    return x;
   };
   const Positions& x = quad.positions;
   const double height = quad_height(x, 0, 1, 2, 3);

@@ -269,42 +269,5 @@ TEST(World, DetectRefreshesIntersectionsWithoutStepping) {
   EXPECT_EQ(world.stats().pairs, world.intersections().pairs.size());
 }
 
-// A step right after detect() uses that detection when its prediction moves nothing (no
-// velocity, no gravity: the untangler's frames). It must step exactly as a world that detects
-// in the step; after new positions, or with velocities, it must detect again.
-TEST(World, AStepReusesTheDetectionOfDetectOnlyWhileItHolds) {
-  Scene scene = tangled_start();
-  scene.settings.gravity = Vec3::Zero();
-  const World initial(scene);
-  const Positions zero(initial.positions().size(), Vec3::Zero());
-  auto stepped = [&](bool detect_first, const Positions& start, const Positions& velocities) {
-    World world(scene);
-    if (detect_first) world.detect();
-    if (&start != &initial.positions()) world.set_positions(start);
-    world.set_velocities(velocities);
-    world.step();
-    return std::pair{state_hash(world), world.stats().pairs};
-  };
-  const auto fresh = stepped(false, initial.positions(), zero);
-  EXPECT_GT(fresh.second, 0u);
-  EXPECT_EQ(stepped(true, initial.positions(), zero), fresh);
-  const Positions same = initial.positions();  // set again: the detection holds
-  EXPECT_EQ(stepped(true, same, zero), fresh);
-  // Moved after detect(): the step detects the new positions.
-  World mover(scene);
-  for (int frame = 0; frame < 3; ++frame) mover.step();
-  const Positions& moved = mover.positions();
-  EXPECT_EQ(stepped(true, moved, zero), stepped(false, moved, zero));
-  EXPECT_NE(stepped(false, moved, zero).second, fresh.second);
-  // With velocities (not all alike: a translation would not change the response) the prediction
-  // moves the particles: detected again.
-  Positions swirl(zero.size());
-  for (std::size_t i = 0; i < swirl.size(); ++i) {
-    const Vec3& p = initial.positions()[i];
-    swirl[i] = 0.01 * Vec3(-p.y(), p.x(), 0.3 * p.x());
-  }
-  EXPECT_EQ(stepped(true, initial.positions(), swirl), stepped(false, initial.positions(), swirl));
-}
-
 }  // namespace
 }  // namespace untangle

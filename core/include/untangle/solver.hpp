@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "untangle/colouring.hpp"
+#include "untangle/gia.hpp"
 #include "untangle/proximity.hpp"
 #include "untangle/response.hpp"
 #include "untangle/scenes.hpp"
@@ -34,6 +35,25 @@ struct SolverInput {
   // Quads (corners in order around the polygon) made flatter in every iteration, see
   // Solver::flatten_quads. Null or empty: none.
   const std::vector<std::array<Index, 4>>* flat_quads = nullptr;
+  // What only the untangler asks of a step (a scene's frames keep the defaults):
+  // When above 0, every iteration ends by projecting each polygon edge (not the diagonals that
+  // split a polygon) back into [1 - strain_limit, 1 + strain_limit] times its rest length
+  // (strain limiting, Provot 1995): the pushes cannot stretch the cloth beyond it.
+  double strain_limit = 0;
+  // A pair found closer than the thickness is held at the gap it had when found (at least a
+  // quarter of the thickness) instead of pushed out to the thickness: it keeps the layers from
+  // crossing without stretching cloth that lies crushed (the untangler's relaxation).
+  bool hold_gaps = false;
+  // Proximity pairs also between primitives that share a polygon but no vertex (see
+  // ProximitySearch): folds one polygon wide are held open with them.
+  bool ring_pairs = false;
+  // The diagonals that split polygons get the bending compliance instead of the stretch one, so
+  // that the two splits of a quad (each with its own diagonal as a constraint) solve one cloth.
+  bool soft_diagonals = false;
+  // Global intersection analysis of the step's start: a proximity pair whose two sides lie in
+  // opposite regions of one contour has passed through, and is pushed to the other side than
+  // the one it is on (Baraff, Witkin & Kass 2003). Null: every pair keeps its side.
+  const GlobalIntersections* regions = nullptr;
 };
 
 struct SolverOutput {

@@ -33,9 +33,21 @@ struct UntangleOptions {
   double max_strength_scale = 2.0;
   // With ICM: once the strongest push stalls too, go on with Ye's method (see untangler.cpp).
   bool fall_back_to_ye = true;
+  // Global intersection analysis (docs/untangler.md): each region a contour bounds moves back
+  // through the other side as a whole, and proximity pairs whose two sides lie in opposite
+  // regions of one contour are pushed back through instead of held where they are.
+  bool region_push = true;
+  bool flip_sides = true;
+  // The quads of every crossing seen are made flatter in the frames that follow, so that a sheet
+  // inside a bent quad's tetrahedron cannot hide from one split in the other.
+  bool flatten_crossed_quads = true;
+  // Proximity pairs also one polygon ring apart (folds one quad wide), and the diagonals that
+  // split the quads as soft as bending (the two splits solve one cloth).
+  bool ring_pairs = true;
+  bool soft_diagonals = true;
   double relax_strain = 0.02;
   // Every solver iteration ends by bringing each polygon edge back within this strain of its rest
-  // length (Settings::strain_limit): the pushes of a deep tangle cannot stretch the cloth beyond
+  // length (SolverInput::strain_limit): the pushes of a deep tangle cannot stretch the cloth beyond
   // it, they have to bend it instead. 0 = off.
   double strain_limit = 0.045;
 };

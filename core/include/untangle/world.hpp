@@ -6,8 +6,7 @@
 #include <array>
 #include <memory>
 
-#include "untangle/bvh.hpp"
-#include "untangle/contours.hpp"
+#include "untangle/detection.hpp"
 #include "untangle/response.hpp"
 #include "untangle/scenes.hpp"
 
@@ -57,9 +56,9 @@ class World {
   const std::vector<double>& inverse_mass() const { return inverse_mass_; }
   const Settings& settings() const { return settings_; }
   const FrameStats& stats() const { return stats_; }
-  const Intersections& intersections() const { return intersections_; }
-  const Contours& contours() const { return contours_; }
-  const Bvh& bvh() const { return *bvh_; }
+  const Intersections& intersections() const { return detection_->intersections(); }
+  const Contours& contours() const { return detection_->contours(); }
+  const Bvh& bvh() const { return detection_->bvh(); }
   // The untangling displacement of the last frame (empty when untangling is off).
   const Displacement& displacement() const { return displacement_; }
   double spacing() const { return spacing_; }  // resolved particle spacing
@@ -73,15 +72,10 @@ class World {
   // The soft pull toward the pull targets, per frame in [0, 1] (std::invalid_argument).
   void set_pull_stiffness(double stiffness);
   void set_pull_targets(const Positions& targets);  // empty: no pull
-  // Polygons of four corners that the solver makes flatter in every iteration (Solver's
-  // flatten_quads); other polygons in the list are left out. Empty: none.
-  void set_flat_polygons(const std::vector<Index>& polygons);
   // A new rest shape for stretch, bending and the strain figures (the topology stays).
   void set_rest_shape(const Positions& rest);
 
-  // Detect on the current positions without stepping (refit, intersections, contours). A step
-  // right after it whose prediction leaves the positions as they are (no velocity, no gravity:
-  // the untangler's frames) uses this detection instead of detecting again.
+  // Detect on the current positions without stepping (refit, intersections, contours).
   void detect();
 
   // Grab (SPEC "Grab"): picks the nearest free particle along the ray within pick_radius of it;
@@ -104,16 +98,11 @@ class World {
   std::vector<double> inverse_mass_;
   std::vector<Sphere> spheres_;
   std::optional<double> ground_height_;
-  std::unique_ptr<Bvh> bvh_;
-  std::unique_ptr<Solver> solver_;  // built by the first step
+  std::unique_ptr<Detection> detection_;  // its BVH is shared with the solver
+  std::unique_ptr<Solver> solver_;        // built by the first step
   std::unique_ptr<Response> response_;
-  Intersections intersections_;
-  NarrowPhaseBuffers narrow_buffers_;  // kept across frames
-  Contours contours_;
   FrameStats stats_;
-  bool detection_current_ = false;  // the detection is of positions_ (set by detect())
   Displacement displacement_;
-  std::vector<std::array<Index, 4>> flat_quads_;
   Positions pull_targets_;
   double pull_stiffness_ = 0;
   double spacing_ = 0;

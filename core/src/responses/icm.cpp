@@ -191,7 +191,7 @@ Displacement IcmResponse::compute(const ResponseInput& input) {
       // A dead end does not get pushed forever: past the limit its push fades out over as many
       // frames again, and comes back in full if the contour starts shrinking (a new track).
       const int over = tracks_[c].frames_without_shrinking - stuck_frames;
-      if (input.settings.fade_stuck_contours && over > 0)
+      if (options_.fade_stuck_contours && over > 0)
         h *= std::max(0.0, 1.0 - static_cast<double>(over) / stuck_frames);
       if (!h.allFinite() || h.isZero()) return;
       for (std::size_t k = 0; k < contour.hits.size(); ++k) {

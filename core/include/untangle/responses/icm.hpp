@@ -20,6 +20,9 @@ struct IcmOptions {
   // A contour whose length has not dropped by shrink_fraction for this many frames is stuck.
   int stuck_frames = 30;
   double shrink_fraction = 0.02;
+  // A stuck contour (a dead end, SPEC "known limits") gets a push that fades out, so a scene
+  // does not push forever. The untangler turns this off: it raises the push of a stalled solve.
+  bool fade_stuck_contours = true;
 };
 
 // The descent direction of the contour length for the edge of `hit` moved relative to its

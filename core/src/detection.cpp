@@ -1,0 +1,24 @@
+#include "untangle/detection.hpp"
+
+#include <omp.h>
+
+namespace untangle {
+
+Detection::Detection(const ClothMesh& mesh, const Positions& positions)
+    : mesh_(&mesh), bvh_(mesh, positions) {}
+Detection::~Detection() = default;
+Detection::Detection(Detection&&) noexcept = default;
+Detection& Detection::operator=(Detection&&) noexcept = default;
+
+void Detection::run(const Positions& x, double inflation, bool cull) {
+  const double start = omp_get_wtime();
+  bvh_.refit(x, inflation);
+  seconds_.refit = omp_get_wtime() - start;
+  find_intersections(*mesh_, bvh_, x, DetectOptions{cull}, &buffers_, intersections_);
+  seconds_.broad = intersections_.broad_seconds;
+  seconds_.narrow = intersections_.narrow_seconds;
+  trace_contours(*mesh_, x, intersections_, contours_);
+  seconds_.contours = contours_.seconds;
+}
+
+}  // namespace untangle
