@@ -1,7 +1,7 @@
 """Tangled cloth made by Blender's own cloth solver, with self-collision off.
 
     blender -b --factory-startup --python bench/make_blender_tangles.py -- OUTDIR
-        [--frames N] [--cases sphere,two_sheets,tube,sphere_10k]
+        [--frames N] [--cases sphere,two_sheets,tube,sphere_10k | --cases hard] [--trace]
 
 Each case runs for its own number of frames (--frames overrides it for all): up to the moment
 when its first folds have passed through each other, a few hundred to a few thousand pairs.
@@ -20,6 +20,26 @@ Cases:
               the upper one falls through the lower one's edges (13 frames)
   tube        an open tube (32 x 40) standing on the ground, collapsing into itself (11 frames)
   sphere_10k  the sphere case at 100 x 100 = 10,000 vertices (for `untangle bake` timings)
+
+The hard cases (issue 19; `--cases hard` makes all of them, run by bench/run_hard_tangles.py).
+Each one also comes triangulated, as CASE_tri: every quad split into two triangles along
+alternating diagonals (a checkerboard) *before* the cloth is simulated, so the triangle edges
+are the mesh's own edges (the strain over them counts), and the cloth is simulated on the
+triangle mesh (so its shape differs from the quad case's):
+  sphere_100      the same scene and frames as sphere_10k (the same files under this name)
+  sphere_100_tri  triangulated; CASE.obj is frame 22 as in sphere_100, but CASE.pc2 holds 120
+                  frames (the 10,000-vertex triangulated cache of the bake acceptance)
+  tube_open       an open tube (no caps) of 256 x 117 = 29,952 vertices, 59,392 triangles (a
+                  64-segment cylinder of 29 rows, each quad cut 4 x 4, the new vertices on the
+                  circle) lying on its side, falling over a sphere and collapsing onto the
+                  ground, its upper wall through its lower one; written at three frames of the
+                  collapse as tube_open_a/b/c.obj (early, middle, late), and tube_open_c.pc2 with
+                  every frame up to c
+  garment         two layers of a garment: two nested open tubes (radius 0.30 and 0.32, 64 x 50
+                  each, 6,400 vertices, one `o` each), lying on their side, falling onto a
+                  sphere and the ground; the outer layer is limp, the inner one stiff in
+                  bending, so the outer layer sags through the inner one
+--trace prints Blender's pair count at every frame (to choose the frames).
 """
 
 import math
@@ -68,6 +88,26 @@ def tube(around, rings, radius, height):
     faces = [(j * around + i, j * around + (i + 1) % around, (j + 1) * around + (i + 1) % around,
               (j + 1) * around + i) for j in range(rings - 1) for i in range(around)]
     return vertices, faces
+
+
+def triangulated(faces, columns):
+    """Quads split along alternating diagonals, a checkerboard over (column, row) of a grid or
+    tube whose faces are listed row by row, `columns` to a row."""
+    out = []
+    for k, (a, b, c, d) in enumerate(faces):
+        i, j = k % columns, k // columns
+        if (i + j) % 2 == 0:
+            out += [(a, b, c), (a, c, d)]
+        else:
+            out += [(a, b, d), (b, c, d)]
+    return out
+
+
+def lying_tube(around, rings, radius, length):
+    """An open tube along x (lying on its side), its seam at the bottom."""
+    vertices, faces = tube(around, rings, radius, length)
+    # (x, y, z) of the upright tube -> axis along x, centred: x' = z - length / 2, z' = -x.
+    return [(z - length / 2, y, -x) for x, y, z in vertices], faces
 
 
 def add_collider(obj):
@@ -131,6 +171,41 @@ def build_case(name, frames):
         add_ground(0.0)
         add_cloth(cloth, frames, bending=0.01)
         return [cloth]
+    tri = name.endswith("_tri")
+    base = name[:-4] if tri else name
+    if base == "sphere_100":
+        n = 100
+        vertices, faces = grid(n, n, 2.4, 2.4)
+        faces = triangulated(faces, n - 1) if tri else faces
+        cloth = add_mesh("cloth", vertices, faces,
+                         Matrix.Translation((0.35, 0.2, 0.9)) @ Matrix.Rotation(0.25, 4, "Z"))
+        add_sphere((0, 0, 0), 0.45)
+        add_ground(-0.45)
+        add_cloth(cloth, frames, bending=0.05)
+        return [cloth]
+    if base == "tube_open":
+        around = 256
+        vertices, faces = lying_tube(around, 117, 0.5, 2.0)
+        faces = triangulated(faces, around) if tri else faces
+        cloth = add_mesh("tube_open", vertices, faces,
+                         Matrix.Translation((0.15, 0.1, 1.05)) @ Matrix.Rotation(0.3, 4, "Z"))
+        add_sphere((0, 0, 0), 0.45)
+        add_ground(-0.45)
+        add_cloth(cloth, frames, bending=0.05)
+        return [cloth]
+    if base == "garment":
+        around = 64
+        objects = []
+        for label, radius, bending in (("inner", 0.30, 5.0), ("outer", 0.32, 0.01)):
+            vertices, faces = lying_tube(around, 50, radius, 1.4)
+            faces = triangulated(faces, around) if tri else faces
+            obj = add_mesh(label, vertices, faces,
+                           Matrix.Translation((0.1, 0.05, 0.85)) @ Matrix.Rotation(0.2, 4, "Z"))
+            add_cloth(obj, frames, bending=bending)
+            objects.append(obj)
+        add_sphere((0, 0, 0), 0.4)
+        add_ground(-0.4)
+        return objects
     raise SystemExit(f"unknown case {name}")
 
 
@@ -183,26 +258,45 @@ def overlap_pairs(positions, faces):
     return len(pairs)
 
 
+HARD_CASES = ["sphere_100", "sphere_100_tri", "tube_open", "tube_open_tri", "garment",
+              "garment_tri"]
+# Frames simulated, per case.
+DEFAULT_FRAMES = {"sphere": 22, "two_sheets": 13, "tube": 11, "sphere_10k": 22,
+                  "sphere_100": 22, "sphere_100_tri": 120, "tube_open": 28, "tube_open_tri": 28,
+                  "garment": 12, "garment_tri": 12}
+# The OBJ files a case writes, (name, frame); unlisted cases write CASE.obj at the last frame.
+SNAPSHOTS = {
+    "sphere_100_tri": [("sphere_100_tri", 22)],
+    "tube_open": [("tube_open_a", 16), ("tube_open_b", 21), ("tube_open_c", 28)],
+    "tube_open_tri": [("tube_open_a_tri", 16), ("tube_open_b_tri", 21), ("tube_open_c_tri", 28)],
+}
+# The PC2 file of a case (every simulated frame), named after one of its OBJ files.
+CACHE_NAME = {"tube_open": "tube_open_c", "tube_open_tri": "tube_open_c_tri"}
+
+
 def main():
     args = script_arguments()
     if not args or args[0].startswith("-"):
         print(__doc__)
         sys.exit(1)
-    default_frames = {"sphere": 22, "two_sheets": 13, "tube": 11, "sphere_10k": 22}
-    out_dir, frames, cases = args[0], None, list(default_frames)
+    out_dir, frames, cases, trace = args[0], None, list(DEFAULT_FRAMES)[:4], False
     i = 1
     while i < len(args):
         if args[i] == "--frames":
             frames = int(args[i + 1])
         elif args[i] == "--cases":
-            cases = args[i + 1].split(",")
+            cases = HARD_CASES if args[i + 1] == "hard" else args[i + 1].split(",")
+        elif args[i] == "--trace":
+            trace = True
+            i += 1
+            continue
         else:
             raise SystemExit(f"unknown option {args[i]}")
         i += 2
     os.makedirs(out_dir, exist_ok=True)
     print(f"{'case':<12} {'vertices':>8} {'frames':>6} {'sim s':>7} {'pairs (last frame)':>18}")
     for name in cases:
-        count = frames or default_frames.get(name, 30)
+        count = frames or DEFAULT_FRAMES.get(name, 30)
         scene = clear_scene()
         scene.frame_start, scene.frame_end = 1, count
         objects = build_case(name, count)
@@ -213,11 +307,22 @@ def main():
         for frame in range(1, count + 1):
             scene.frame_set(frame)
             cache.append(evaluated_positions(objects))
+            if trace:
+                print(f"  {name} frame {frame}: {overlap_pairs(cache[-1], all_faces)} pairs "
+                      f"({time.perf_counter() - start:.1f} s)", flush=True)
         seconds = time.perf_counter() - start
-        write_obj(os.path.join(out_dir, name + ".obj"), objects, cache[-1], faces_per_object)
-        write_pc2(os.path.join(out_dir, name + ".pc2"), cache)
-        pairs = overlap_pairs(cache[-1], all_faces)
-        print(f"{name:<12} {len(cache[-1]):>8} {count:>6} {seconds:>7.1f} {pairs:>18}")
+        snapshots = SNAPSHOTS.get(name, [(name, count)]) if frames is None else [(name, count)]
+        for out_name, frame in snapshots:
+            write_obj(os.path.join(out_dir, out_name + ".obj"), objects, cache[frame - 1],
+                      faces_per_object)
+        write_pc2(os.path.join(out_dir, CACHE_NAME.get(name, name) + ".pc2"), cache)
+        for out_name, frame in snapshots:
+            pairs = overlap_pairs(cache[frame - 1], all_faces)
+            if out_name == name and frame == count:
+                print(f"{name:<12} {len(cache[-1]):>8} {count:>6} {seconds:>7.1f} {pairs:>18}")
+            else:
+                print(f"{out_name:<12} {len(cache[-1]):>8} {frame:>6} {seconds:>7.1f} {pairs:>18}"
+                      f"  (of {count} frames simulated)", flush=True)
 
 
 if __name__ == "__main__":
