@@ -1,7 +1,8 @@
 """ctypes bindings of libuntangle (capi/include/untangle.h).
 
 Finds and loads the library lazily (environment variable CLOTH_UNTANGLE_LIB first, then the
-add-on's lib/ folder), declares every function's argtypes/restype once, refuses a library of
+add-on's lib/ folder: libuntangle.so on Linux, libuntangle.dll with its MinGW runtime DLLs on
+Windows, libuntangle.dylib on macOS), declares every function's argtypes/restype once, refuses a library of
 another ABI major version, and turns every failing status into an UntangleError carrying the
 library's message. Arrays go in and out as numpy arrays without copies beyond what the ABI
 needs (float32 xyz, uint32 indices). No bpy import: plain Python tests this module.
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import sys
 import threading
 from ctypes import (
     CFUNCTYPE,
@@ -300,25 +302,59 @@ def _package_dir() -> str:
     return os.path.dirname(os.path.abspath(__file__))
 
 
-def library_path_candidates() -> list:
-    """Where load() looks, in order: $CLOTH_UNTANGLE_LIB, then the package's lib/ folder."""
+def library_file_name(platform: Optional[str] = None) -> str:
+    """The library's file name in lib/ on a platform (a sys.platform value; default: this one)."""
+    platform = sys.platform if platform is None else platform
+    if platform in ("win32", "cygwin"):
+        return "libuntangle.dll"  # MinGW-w64 keeps the lib prefix
+    if platform == "darwin":
+        return "libuntangle.dylib"
+    return "libuntangle.so"
+
+
+def library_path_candidates(platform: Optional[str] = None) -> list:
+    """Where load() looks, in order: $CLOTH_UNTANGLE_LIB, then the package's lib/ folder (the
+    zip carries the libraries of several platforms there; only this platform's is tried)."""
     candidates = []
     from_environment = os.environ.get(_ENV_VARIABLE)
     if from_environment:
         candidates.append(from_environment)
-    lib_dir = os.path.join(_package_dir(), "lib")
-    for name in ("libuntangle.so", "libuntangle.dylib", "untangle.dll"):
-        candidates.append(os.path.join(lib_dir, name))
+    candidates.append(os.path.join(_package_dir(), "lib", library_file_name(platform)))
     return candidates
 
 
-def _open(path: str) -> Library:
+# os.add_dll_directory handles of the loaded library's folder; closing one would stop Windows
+# from finding the runtime DLLs that the library loads later.
+_dll_directories = []
+
+
+def _load_cdll(path: str, platform: Optional[str] = None) -> ctypes.CDLL:
+    platform = sys.platform if platform is None else platform
+    if platform != "win32":
+        return ctypes.CDLL(path)
+    # Python 3.8+ on Windows resolves a DLL's own imports (libgomp-1.dll, libwinpthread-1.dll,
+    # libgcc_s_seh-1.dll, shipped beside libuntangle.dll) only from the system folders, the
+    # folder of a DLL given by full path and folders added with os.add_dll_directory: PATH and
+    # the working directory do not count. The folder is added too, so that a path given through
+    # the environment variable works the same way.
+    path = os.path.abspath(path)
+    directory = os.add_dll_directory(os.path.dirname(path))
+    try:
+        cdll = ctypes.CDLL(path)
+    except OSError:
+        directory.close()
+        raise
+    _dll_directories.append(directory)
+    return cdll
+
+
+def _open(path: str, platform: Optional[str] = None) -> Library:
     # libgomp reads OMP_WAIT_POLICY once, when it is loaded with the library. Its default lets
     # idle threads spin at every barrier; in Blender (and next to other processes on few cores)
     # a spinning thread takes the core the working one needs: two threads ran 10x slower than
     # one under load. A policy the user set is kept.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    cdll = ctypes.CDLL(path)
+    cdll = _load_cdll(path, platform)
     try:
         library = Library(cdll, path)
     except AttributeError as error:
@@ -1132,6 +1168,7 @@ def get_threads() -> int:
 __all__ = [
     "UntangleError",
     "LibraryNotFound",
+    "library_file_name",
     "library_path_candidates",
     "load",
     "abi_version",

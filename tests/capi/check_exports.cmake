@@ -1,11 +1,31 @@
 # Compares the dynamic symbols libuntangle.so defines with the functions untangle.h declares:
 # nothing but ut_* may be exported (no C++ symbol, no core internals), and nothing declared may
 # be missing. Run with -DNM=... -DLIBRARY=... -DHEADER=...
+# With -DOBJDUMP=... instead of -DNM, LIBRARY is a Windows DLL and its export table is read.
 cmake_minimum_required(VERSION 3.25)
-execute_process(COMMAND ${NM} -D --defined-only ${LIBRARY} OUTPUT_VARIABLE listing
-                RESULT_VARIABLE result)
-if(NOT result EQUAL 0)
-  message(FATAL_ERROR "nm failed on ${LIBRARY}")
+if(OBJDUMP)
+  execute_process(COMMAND ${OBJDUMP} -p ${LIBRARY} OUTPUT_VARIABLE pe_listing RESULT_VARIABLE result)
+  if(NOT result EQUAL 0)
+    message(FATAL_ERROR "objdump failed on ${LIBRARY}")
+  endif()
+  # The names follow the "[Ordinal/Name Pointer] Table" heading, one "[  n] name" a line.
+  string(FIND "${pe_listing}" "[Ordinal/Name Pointer] Table" table_start)
+  if(table_start EQUAL -1)
+    message(FATAL_ERROR "${LIBRARY} has no export name table:\n${pe_listing}")
+  endif()
+  string(SUBSTRING "${pe_listing}" ${table_start} -1 table)
+  string(REGEX MATCHALL "\n[ \t]*\[ *[0-9]+\] [^\n]+" entries "${table}")
+  set(listing "")
+  foreach(entry IN LISTS entries)
+    string(REGEX REPLACE "^\n[ \t]*\[ *[0-9]+\] " "" name "${entry}")
+    string(APPEND listing "0 T ${name}\n")
+  endforeach()
+else()
+  execute_process(COMMAND ${NM} -D --defined-only ${LIBRARY} OUTPUT_VARIABLE listing
+                  RESULT_VARIABLE result)
+  if(NOT result EQUAL 0)
+    message(FATAL_ERROR "nm failed on ${LIBRARY}")
+  endif()
 endif()
 
 string(REPLACE "\n" ";" lines "${listing}")
@@ -63,7 +83,12 @@ message(STATUS "libuntangle exports exactly the ${exported_count} functions of u
 
 # OpenMP must be a dynamic dependency: a host with its own runtime (Blender on macOS ships
 # libomp) then shares one runtime instead of aborting on two.
-if(READELF)
+if(OBJDUMP)
+  if(NOT pe_listing MATCHES "DLL Name: libgomp-1\\.dll")
+    message(FATAL_ERROR "libuntangle.dll does not import libgomp-1.dll")
+  endif()
+  message(STATUS "OpenMP is linked dynamically (libgomp-1.dll)")
+elseif(READELF)
   execute_process(COMMAND ${READELF} -d ${LIBRARY} OUTPUT_VARIABLE dynamic RESULT_VARIABLE result)
   if(NOT result EQUAL 0 OR NOT dynamic MATCHES "NEEDED[^\n]*\\[lib(g|i)?omp[0-9]*\\.so")
     message(FATAL_ERROR "libuntangle does not link an OpenMP runtime dynamically:\n${dynamic}")

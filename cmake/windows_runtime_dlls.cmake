@@ -1,0 +1,46 @@
+# Copies the non-system DLLs that a Windows binary needs (following imports of imports) from
+# the MinGW runtime folders into its own folder, and lists their names in LIST_FILE. Fails on
+# an import that is neither a Windows system DLL nor found there, so a DLL that would not load
+# on a clean Windows machine does not build.
+# Run with -DOBJDUMP=... -DBINARY=... -DSEARCH="dir;dir" -DLIST_FILE=...
+cmake_minimum_required(VERSION 3.25)
+get_filename_component(destination ${BINARY} DIRECTORY)
+# DLLs every Windows has (the MSVC runtime msvcrt.dll included) and the API sets.
+set(system_pattern "^(kernel32|msvcrt|ntdll|user32|advapi32|ws2_32|shell32|ole32|oleaut32|gdi32|bcrypt|shlwapi|ucrtbase|api-ms-win-.*)\\.dll$")
+
+set(queue ${BINARY})
+set(shipped "")
+while(queue)
+  list(POP_FRONT queue current)
+  execute_process(COMMAND ${OBJDUMP} -p ${current} OUTPUT_VARIABLE listing RESULT_VARIABLE result)
+  if(NOT result EQUAL 0)
+    message(FATAL_ERROR "${OBJDUMP} -p ${current} failed")
+  endif()
+  string(REGEX MATCHALL "DLL Name: [^\n]+" imports "${listing}")
+  foreach(import IN LISTS imports)
+    string(REGEX REPLACE "^DLL Name: " "" name "${import}")
+    string(STRIP "${name}" name)
+    string(TOLOWER "${name}" lower)
+    if(lower MATCHES "${system_pattern}" OR name IN_LIST shipped OR lower STREQUAL "libuntangle.dll")
+      continue()
+    endif()
+    set(found "")
+    foreach(directory IN LISTS SEARCH)
+      if(EXISTS ${directory}/${name})
+        set(found ${directory}/${name})
+        break()
+      endif()
+    endforeach()
+    if(NOT found)
+      message(FATAL_ERROR "${current} imports ${name}, which is neither a Windows system DLL "
+                          "nor found in: ${SEARCH}")
+    endif()
+    file(COPY_FILE ${found} ${destination}/${name} ONLY_IF_DIFFERENT)
+    list(APPEND shipped ${name})
+    list(APPEND queue ${found})
+  endforeach()
+endwhile()
+list(SORT shipped)
+list(JOIN shipped "\n" text)
+file(WRITE ${LIST_FILE} "${text}\n")
+message(STATUS "runtime DLLs beside ${BINARY}: ${shipped}")
