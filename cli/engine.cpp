@@ -139,9 +139,11 @@ void add_pieces(SceneHandle& scene, const ObjPieces& pieces, const std::string& 
   check(ut_scene_validate(scene.get()), prefix + "invalid mesh");
 }
 
-WorldHandle::WorldHandle(const std::string& scene_name, const UtSettings* settings) {
+WorldHandle::WorldHandle(const std::string& scene_name, const UtSettings* settings,
+                         std::uint64_t seed) {
   check_scene_name(scene_name);
-  check(ut_world_create_scene(scene_name.c_str(), settings, &world_), "scene " + scene_name);
+  check(ut_world_create_scene_seeded(scene_name.c_str(), settings, seed, &world_),
+        "scene " + scene_name);
 }
 
 WorldHandle::WorldHandle(const SceneHandle& scene, const UtSettings* settings,

@@ -63,7 +63,9 @@ void add_pieces(SceneHandle& scene, const ObjPieces& pieces, const std::string& 
 
 class WorldHandle {
  public:
-  explicit WorldHandle(const std::string& scene_name, const UtSettings* settings = nullptr);
+  // seed != 0: the start jittered by 1e-6 of the spacing (ut_world_create_scene_seeded).
+  explicit WorldHandle(const std::string& scene_name, const UtSettings* settings = nullptr,
+                       std::uint64_t seed = 0);
   // Errors of the creation are prefixed with `what`.
   WorldHandle(const SceneHandle& scene, const UtSettings* settings = nullptr,
               std::string_view what = "world");

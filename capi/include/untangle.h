@@ -188,6 +188,13 @@ UT_API UtStatus ut_world_create(const UtScene* scene, const UtSettings* settings
 UT_API UtStatus ut_world_create_scene(const char* scene_name, const UtSettings* settings,
                                       UtWorld** out_world);
 
+/* As ut_world_create_scene, with the start positions moved by up to 1e-6 of the particle spacing
+ * along each axis, uniformly at random from `seed` (the same positions on every machine; pinned
+ * particles stay; seed 0 = no jitter). A result that changes under such a jitter hangs on float
+ * rounding, which differs between CPUs. */
+UT_API UtStatus ut_world_create_scene_seeded(const char* scene_name, const UtSettings* settings,
+                                             uint64_t seed, UtWorld** out_world);
+
 UT_API void ut_world_destroy(UtWorld* world);
 
 UT_API UtStatus ut_world_piece_count(const UtWorld* world, size_t* count);

@@ -155,10 +155,17 @@ UT_API UtStatus ut_world_create(const UtScene* scene, const UtSettings* settings
 
 UT_API UtStatus ut_world_create_scene(const char* scene_name, const UtSettings* settings,
                                       UtWorld** out_world) {
+  return ut_world_create_scene_seeded(scene_name, settings, 0, out_world);
+}
+
+UT_API UtStatus ut_world_create_scene_seeded(const char* scene_name, const UtSettings* settings,
+                                             uint64_t seed, UtWorld** out_world) {
   if (out_world != nullptr) *out_world = nullptr;
   untangle::Scene description;
-  const UtStatus made =
-      guard([&] { description = untangle::make_scene(require(scene_name, "scene_name")); });
+  const UtStatus made = guard([&] {
+    description = untangle::make_scene(require(scene_name, "scene_name"));
+    untangle::jitter_start(description, seed);
+  });
   if (made != UT_OK) return made;
   return create(std::move(description), settings, out_world);
 }

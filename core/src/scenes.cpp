@@ -1,10 +1,14 @@
 #include "untangle/scenes.hpp"
 
 #include <cmath>
-#include <numbers>
+#include <cstdint>
+
+#include "untangle/portable_math.hpp"
 
 namespace untangle {
 namespace {
+
+double square(double x) { return x * x; }
 
 // 1 inside |u| <= flat, falling smoothly (cosine) to 0 at |u| = flat + fade.
 double plateau(double u, double flat, double fade) {
@@ -12,7 +16,7 @@ double plateau(double u, double flat, double fade) {
   if (a <= flat) return 1;
   if (a >= flat + fade) return 0;
   const double s = (a - flat) / fade;
-  return 0.5 * (1 + std::cos(std::numbers::pi * s));
+  return 0.5 * (1 + portable::cos_pi(s));
 }
 
 }  // namespace
@@ -40,7 +44,7 @@ Scene tangled_start() {
   scene.initial_positions = scene.pieces[0].positions;
   for (Index r = kFoldRow; r < kSide; ++r) {
     for (Index c = 0; c < kSide; ++c) {
-      const double bump = std::exp(-std::pow((r - kRidgeRow) / kRidgeRows, 2)) *
+      const double bump = portable::exp(-square((r - kRidgeRow) / kRidgeRows)) *
                           plateau(c - centre, kRidgeFlat, kRidgeFade);
       scene.initial_positions[r * kSide + c] =
           Vec3((c - centre) * kSpacing, kGap - kRidgeHeight * bump,
@@ -86,7 +90,7 @@ Scene two_sheets() {
   constexpr double kHeight = 1.2, kAbove = 0.1;
   constexpr double kSphereRadius = 0.4;
   const double centre = 0.5 * (kSide - 1);
-  const double turn = std::numbers::pi / 4;
+  const double cos_turn = portable::cos_pi(0.25), sin_turn = portable::sin_pi(0.25);
 
   Scene scene;
   scene.name = "two-sheets";
@@ -95,7 +99,7 @@ Scene two_sheets() {
   }));
   scene.pieces.push_back(quad_grid(kSide, kSide, [&](Index c, Index r) {
     const double x = (c - centre) * kSpacing, y = (r - centre) * kSpacing;
-    return Vec3(std::cos(turn) * x - std::sin(turn) * y, std::sin(turn) * x + std::cos(turn) * y,
+    return Vec3(cos_turn * x - sin_turn * y, sin_turn * x + cos_turn * y,
                 kHeight + kAbove);
   }));
   scene.spheres.push_back({Vec3(0, 0, kSphereRadius), kSphereRadius});
@@ -112,6 +116,60 @@ Scene make_scene(std::string_view name) {
   if (name == "two-sheets") return two_sheets();
   throw std::invalid_argument("unknown scene \"" + std::string(name) +
                               "\" (tangled-start, dropped-cloth, two-sheets)");
+}
+
+namespace {
+
+// SplitMix64 (Steele, Lea & Flood 2014): a fixed, portable sequence from one 64-bit seed.
+std::uint64_t split_mix(std::uint64_t& state) {
+  std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+// Uniform in [-1, 1), from the top 53 bits.
+double symmetric_unit(std::uint64_t& state) {
+  return static_cast<double>(split_mix(state) >> 11) * 0x1.0p-52 - 1;
+}
+
+double mean_edge_length(const Scene& scene) {
+  double sum = 0;
+  std::size_t count = 0;
+  for (const PolygonMesh& piece : scene.pieces) {
+    std::size_t corner = 0;
+    for (const Index size : piece.face_sizes) {
+      for (Index k = 0; k < size; ++k) {
+        const Index a = piece.face_indices[corner + k];
+        const Index b = piece.face_indices[corner + (k + 1) % size];
+        sum += (piece.positions[a] - piece.positions[b]).norm();
+        ++count;
+      }
+      corner += size;
+    }
+  }
+  return count == 0 ? 0 : sum / static_cast<double>(count);
+}
+
+}  // namespace
+
+void jitter_start(Scene& scene, std::uint64_t seed, double fraction) {
+  if (seed == 0) return;
+  if (scene.initial_positions.empty()) {
+    for (const PolygonMesh& piece : scene.pieces) {
+      scene.initial_positions.insert(scene.initial_positions.end(), piece.positions.begin(),
+                                     piece.positions.end());
+    }
+  }
+  const double spacing =
+      scene.settings.spacing > 0 ? scene.settings.spacing : mean_edge_length(scene);
+  const double amount = fraction * spacing;
+  std::uint64_t state = seed;
+  for (std::size_t v = 0; v < scene.initial_positions.size(); ++v) {
+    const Vec3 offset(symmetric_unit(state), symmetric_unit(state), symmetric_unit(state));
+    const bool pinned = v < scene.inverse_mass.size() && scene.inverse_mass[v] == 0;
+    if (!pinned) scene.initial_positions[v] += amount * offset;
+  }
 }
 
 }  // namespace untangle

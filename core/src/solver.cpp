@@ -6,6 +6,8 @@
 #include <cmath>
 #include <utility>
 
+#include "untangle/portable_math.hpp"
+
 namespace untangle {
 namespace {
 
@@ -391,7 +393,7 @@ void Solver::solve(const SolverInput& input, Positions& x, SolverOutput& output)
                     input.pull_stiffness > 0;
   // The pull closes pull_stiffness of the distance per frame, spread evenly over the iterations.
   const double pull_fraction =
-      pull ? 1 - std::pow(1 - std::min(input.pull_stiffness, 1.0), 1.0 / iterations) : 0;
+      pull ? 1 - portable::root(1 - std::min(input.pull_stiffness, 1.0), iterations) : 0;
 
   // One thread team per iteration, not one per colour: the colours are small (a few hundred
   // constraints) and waking the team for each cost more than the projections themselves.

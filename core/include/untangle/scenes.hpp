@@ -3,6 +3,7 @@
 // world from when the caller brings its own meshes.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -39,5 +40,12 @@ Scene two_sheets();
 
 // "tangled-start", "dropped-cloth", "two-sheets"; throws std::invalid_argument otherwise.
 Scene make_scene(std::string_view name);
+
+// Moves the scene's start (its initial positions, or the rest shape) by up to `fraction` of the
+// particle spacing along each axis, uniformly at random from a generator seeded with `seed`:
+// the same positions on every machine. Pinned particles stay. Seed 0 changes nothing. A result
+// that changes with such a jitter hangs on float rounding (issue 19: rounding differs between
+// CPUs).
+void jitter_start(Scene& scene, std::uint64_t seed, double fraction = 1e-6);
 
 }  // namespace untangle

@@ -1,0 +1,96 @@
+// Which of the untangler's rules earn their place (issue 19): `untangle fix` on each OBJ given,
+// once with every rule and once with each rule switched off, one row per run. Pairs are the
+// library's own count (both splits of every quad); bench/run_hard_tangles.py counts the CLI's
+// output with Blender's BVHTree instead.
+//
+//   build/release/bench/ablate_untangler [--threads N] [--max-iterations N] [--only VARIANTS]
+//       CASE.obj ...
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "untangle/io.hpp"
+#include "untangle/untangler.hpp"
+
+namespace untangle {
+namespace {
+
+struct Variant {
+  const char* name;
+  std::function<void(UntangleOptions&)> change;
+};
+
+const std::vector<Variant>& variants() {
+  static const std::vector<Variant> all = {
+      {"all", [](UntangleOptions&) {}},
+      {"-region_push", [](UntangleOptions& o) { o.region_push = false; }},
+      {"-flip_sides", [](UntangleOptions& o) { o.flip_sides = false; }},
+      {"-gia", [](UntangleOptions& o) { o.region_push = o.flip_sides = false; }},
+      {"-flatten", [](UntangleOptions& o) { o.flatten_crossed_quads = false; }},
+      {"-ring_pairs", [](UntangleOptions& o) { o.ring_pairs = false; }},
+      {"-soft_diagonals", [](UntangleOptions& o) { o.soft_diagonals = false; }},
+      {"-ye_fallback", [](UntangleOptions& o) { o.fall_back_to_ye = false; }},
+      {"-doubling", [](UntangleOptions& o) { o.max_strength_scale = o.strength_scale; }},
+  };
+  return all;
+}
+
+bool wanted(const std::string& only, const char* name) {
+  if (only.empty()) return true;
+  return ("," + only + ",").find(std::string(",") + name + ",") != std::string::npos;
+}
+
+int run(int argc, char** argv) {
+  int threads = 2, max_iterations = 300;
+  std::string only;
+  std::vector<std::string> files;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--threads" && i + 1 < argc) {
+      threads = std::atoi(argv[++i]);
+    } else if (arg == "--max-iterations" && i + 1 < argc) {
+      max_iterations = std::atoi(argv[++i]);
+    } else if (arg == "--only" && i + 1 < argc) {
+      only = argv[++i];
+    } else {
+      files.push_back(arg);
+    }
+  }
+  if (files.empty()) {
+    std::fprintf(stderr,
+                 "usage: ablate_untangler [--threads N] [--max-iterations N] [--only a,b] "
+                 "CASE.obj ...\nvariants:");
+    for (const Variant& v : variants()) std::fprintf(stderr, " %s", v.name);
+    std::fprintf(stderr, "\n");
+    return 2;
+  }
+  std::printf("%-22s %-16s %8s %8s %6s %8s %8s\n", "case", "variant", "before", "after", "iters",
+              "strain", "s");
+  for (const std::string& file : files) {
+    const ObjPieces pieces = split_pieces(read_obj(file));
+    const ClothMesh mesh = ClothMesh::build(pieces.meshes);
+    std::string name = file.substr(file.find_last_of('/') + 1);
+    for (const Variant& variant : variants()) {
+      if (!wanted(only, variant.name)) continue;
+      UntangleOptions options;
+      options.settings.threads = threads;
+      options.max_iterations = max_iterations;
+      variant.change(options);
+      Positions output;
+      const UntangleReport r = untangle(mesh, mesh.rest_positions, nullptr, options, output);
+      std::printf("%-22s %-16s %8zu %8zu %6d %7.2f%% %8.2f\n", name.c_str(), variant.name,
+                  r.pairs_before, r.pairs_after, r.iterations, 100 * r.max_edge_strain, r.seconds);
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace untangle
+
+int main(int argc, char** argv) { return untangle::run(argc, argv); }
