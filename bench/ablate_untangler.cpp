@@ -93,4 +93,6 @@ int run(int argc, char** argv) {
 }  // namespace
 }  // namespace untangle
 
-int main(int argc, char** argv) { return untangle::run(argc, argv); }
+int main(int argc, char** argv) {
+  return untangle::run(argc, argv);
+}

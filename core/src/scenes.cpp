@@ -8,7 +8,9 @@
 namespace untangle {
 namespace {
 
-double square(double x) { return x * x; }
+double square(double x) {
+  return x * x;
+}
 
 // 1 inside |u| <= flat, falling smoothly (cosine) to 0 at |u| = flat + fade.
 double plateau(double u, double flat, double fade) {
@@ -99,8 +101,7 @@ Scene two_sheets() {
   }));
   scene.pieces.push_back(quad_grid(kSide, kSide, [&](Index c, Index r) {
     const double x = (c - centre) * kSpacing, y = (r - centre) * kSpacing;
-    return Vec3(cos_turn * x - sin_turn * y, sin_turn * x + cos_turn * y,
-                kHeight + kAbove);
+    return Vec3(cos_turn * x - sin_turn * y, sin_turn * x + cos_turn * y, kHeight + kAbove);
   }));
   scene.spheres.push_back({Vec3(0, 0, kSphereRadius), kSphereRadius});
   scene.ground_height = 0.0;

@@ -31,7 +31,9 @@ inline double cos_pi(double s) {
 }
 
 // sin(pi * s) = cos(pi (s - 1/2)).
-inline double sin_pi(double s) { return cos_pi(s - 0.5); }
+inline double sin_pi(double s) {
+  return cos_pi(s - 0.5);
+}
 
 // e^x for |x| < 700.
 inline double exp(double x) {
