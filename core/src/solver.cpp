@@ -17,7 +17,7 @@ constexpr std::ptrdiff_t kParallelMinimum = 512;
 // Below this many proximity constraints they are projected on one thread.
 constexpr std::size_t kParallelProximity = 1024;
 
-// With proximity_holds_gap, the least gap a pair is held at, in thicknesses: layers that touch
+// With SolverInput::hold_gaps, the least gap a pair is held at, in thicknesses: layers that touch
 // are parted a little, so a kept state does not only just miss a crossing that a float rounding
 // of the output could bring back.
 constexpr double kMinimumGap = 0.25;

@@ -97,7 +97,7 @@ class Solver {
     std::array<Index, 4> particles;  // point, triangle corners; or edge, edge
     bool point_triangle = true;
     Vec3 side;       // the side the pair was on at the start of the frame
-    double gap = 0;  // the distance it is kept at (the thickness, or less, see proximity_holds_gap)
+    double gap = 0;  // the distance it is kept at (the thickness, or less, see SolverInput::hold_gaps)
   };
 
   // Distance constraints in colour order: colour c is [offsets[c], offsets[c + 1]).
