@@ -96,8 +96,9 @@ class Solver {
   struct ProximityConstraint {
     std::array<Index, 4> particles;  // point, triangle corners; or edge, edge
     bool point_triangle = true;
-    Vec3 side;       // the side the pair was on at the start of the frame
-    double gap = 0;  // the distance it is kept at (the thickness, or less, see SolverInput::hold_gaps)
+    Vec3 side;  // the side the pair was on at the start of the frame
+    double gap =
+        0;  // the distance it is kept at (the thickness, or less, see SolverInput::hold_gaps)
   };
 
   // Distance constraints in colour order: colour c is [offsets[c], offsets[c + 1]).
