@@ -34,6 +34,8 @@ const std::vector<Variant>& variants() {
       {"-ring_pairs", [](UntangleOptions& o) { o.ring_pairs = false; }},
       {"-soft_diagonals", [](UntangleOptions& o) { o.soft_diagonals = false; }},
       {"-ye_fallback", [](UntangleOptions& o) { o.fall_back_to_ye = false; }},
+      // Not a rule off but the other push schedule: the strongest push from the first frame.
+      {"+strong_start", [](UntangleOptions& o) { o.strength_scale = o.max_strength_scale; }},
       {"-doubling", [](UntangleOptions& o) { o.max_strength_scale = o.strength_scale; }},
   };
   return all;

@@ -25,7 +25,42 @@ inline bool meet(const Kdop18f& a, const Kdop18f& b) {
 
 // Point-triangle pairs of the owned vertices of `points` listed in `live` (bit i: owned vertex i)
 // with the triangles of `triangles`.
-void point_triangle_pairs(const ClothMesh& mesh, const Positions& x,
+// The point of the way from `from` to x at part t of it.
+Vec3 along(const Positions& from, const Positions& x, Index v, double t) {
+  return from[v] + t * (x[v] - from[v]);
+}
+
+// Where a signed distance that goes from d0 to d1 on the way passes 0; negative when it keeps
+// its sign (touching 0 at an end counts as no crossing: the pair is close there and found so).
+double crossing_part(double d0, double d1) {
+  if (!((d0 > 0 && d1 < 0) || (d0 < 0 && d1 > 0))) return -1;
+  return d0 / (d0 - d1);
+}
+
+// Signed distance of p from the plane of triangle (a, b, c); 0 for a degenerate triangle.
+double plane_distance(const Vec3& p, const Vec3& a, const Vec3& b, const Vec3& c) {
+  const Vec3 n = (b - a).cross(c - a);
+  const double length = n.norm();
+  return length > 0 ? (p - a).dot(n) / length : 0.0;
+}
+
+// A point that passes through the triangle's plane on the straight way from `from` to x, closer
+// than the thickness to the triangle where it does (the plane's crossing taken where the signed
+// distance, linear between the ends, is 0: exact for a triangle that does not turn).
+bool passes_through(const Positions& from, const Positions& x, Index p,
+                    const std::array<Index, 3>& tri, double thickness) {
+  const double t = crossing_part(plane_distance(from[p], from[tri[0]], from[tri[1]], from[tri[2]]),
+                                 plane_distance(x[p], x[tri[0]], x[tri[1]], x[tri[2]]));
+  if (t < 0) return false;
+  const Vec3 point = along(from, x, p, t);
+  Vec3 barycentric;
+  const Vec3 q =
+      closest_point_on_triangle(point, along(from, x, tri[0], t), along(from, x, tri[1], t),
+                                along(from, x, tri[2], t), barycentric);
+  return (point - q).squaredNorm() < thickness * thickness;
+}
+
+void point_triangle_pairs(const ClothMesh& mesh, const Positions& x, const Positions* from,
                           const ProximitySearch::PrimitiveVolumes& volumes,
                           const ProximitySearch::LeafParts& points, unsigned live,
                           const ProximitySearch::LeafParts& triangles, double thickness,
@@ -38,14 +73,47 @@ void point_triangle_pairs(const ClothMesh& mesh, const Positions& x,
       if (!meet(volumes.vertices[p], volumes.triangles[t])) continue;
       Vec3 barycentric;
       const Vec3 q = closest_point_on_triangle(x[p], x[tri[0]], x[tri[1]], x[tri[2]], barycentric);
-      if ((x[p] - q).squaredNorm() < thickness * thickness) out.push_back({p, t});
+      if ((x[p] - q).squaredNorm() < thickness * thickness ||
+          (from != nullptr && passes_through(*from, x, p, tri, thickness))) {
+        out.push_back({p, t});
+      }
     }
   }
 }
 
 // Edge-edge pairs of the owned edges of a and b listed in `live` (bit 5 i + j: owned edge i of a
 // with owned edge j of b).
-void edge_edge_pairs(const ClothMesh& mesh, const Positions& x,
+// Two segments closer than the thickness at interior points (where a closest point is an end
+// point, the point-triangle pairs hold the contact).
+bool close_inside(const Vec3& a0, const Vec3& a1, const Vec3& b0, const Vec3& b1,
+                  double thickness) {
+  double s = 0, t = 0;
+  closest_points_of_segments(a0, a1, b0, b1, s, t);
+  if (s <= 0 || s >= 1 || t <= 0 || t >= 1) return false;
+  const Vec3 pa = a0 + s * (a1 - a0);
+  const Vec3 pb = b0 + t * (b1 - b0);
+  return (pa - pb).squaredNorm() < thickness * thickness;
+}
+
+// Signed distance between the lines of two segments, along their common normal; 0 when parallel.
+double line_distance(const Vec3& a0, const Vec3& a1, const Vec3& b0, const Vec3& b1) {
+  const Vec3 n = (a1 - a0).cross(b1 - b0);
+  const double length = n.norm();
+  return length > 0 ? (b0 - a0).dot(n) / length : 0.0;
+}
+
+// Two edges that pass through each other on the straight way from `from` to x, as
+// passes_through for a point and a triangle.
+bool edges_pass(const Positions& from, const Positions& x, const std::array<Index, 2>& ea,
+                const std::array<Index, 2>& eb, double thickness) {
+  const double t = crossing_part(line_distance(from[ea[0]], from[ea[1]], from[eb[0]], from[eb[1]]),
+                                 line_distance(x[ea[0]], x[ea[1]], x[eb[0]], x[eb[1]]));
+  if (t < 0) return false;
+  return close_inside(along(from, x, ea[0], t), along(from, x, ea[1], t), along(from, x, eb[0], t),
+                      along(from, x, eb[1], t), thickness);
+}
+
+void edge_edge_pairs(const ClothMesh& mesh, const Positions& x, const Positions* from,
                      const ProximitySearch::PrimitiveVolumes& volumes,
                      const ProximitySearch::LeafParts& a, const ProximitySearch::LeafParts& b,
                      std::uint32_t live, double thickness, std::vector<EdgeEdgePair>& out) {
@@ -55,13 +123,8 @@ void edge_edge_pairs(const ClothMesh& mesh, const Positions& x,
     const auto& ea = mesh.edges[e0].vertices;
     const auto& eb = mesh.edges[e1].vertices;
     if (!meet(volumes.edges[e0], volumes.edges[e1])) continue;
-    double s = 0, t = 0;
-    closest_points_of_segments(x[ea[0]], x[ea[1]], x[eb[0]], x[eb[1]], s, t);
-    // Where a closest point is an end point, the point-triangle pairs already hold the contact.
-    if (s <= 0 || s >= 1 || t <= 0 || t >= 1) continue;
-    const Vec3 pa = x[ea[0]] + s * (x[ea[1]] - x[ea[0]]);
-    const Vec3 pb = x[eb[0]] + t * (x[eb[1]] - x[eb[0]]);
-    if ((pa - pb).squaredNorm() < thickness * thickness) {
+    if (close_inside(x[ea[0]], x[ea[1]], x[eb[0]], x[eb[1]], thickness) ||
+        (from != nullptr && edges_pass(*from, x, ea, eb, thickness))) {
       out.push_back({{std::min(e0, e1), std::max(e0, e1)}});
     }
   }
@@ -366,7 +429,10 @@ void ProximitySearch::find_skips() {
 Kdop18f ProximitySearch::leaf_volume(Index leaf, const Positions& x, double inflation) const {
   Kdop18 volume;
   const LeafParts& parts = parts_[leaf];
-  for (int i = 0; i < parts.vertex_count; ++i) volume.add(x[parts.vertices[i]]);
+  for (int i = 0; i < parts.vertex_count; ++i) {
+    volume.add(x[parts.vertices[i]]);
+    if (from_ != nullptr) volume.add((*from_)[parts.vertices[i]]);
+  }
   volume.inflate(inflation);
   return Kdop18f(volume);
 }
@@ -429,9 +495,9 @@ void ProximitySearch::test_leaves(const LeafPair& pair, const LiveTests& tests, 
       if (!meet(volumes.edges[pb.owned_edges[j]], box_a)) edges &= ~(kColumn << j);
     }
   }
-  point_triangle_pairs(mesh, x, volumes, pa, points_a, pb, thickness, out.point_triangle);
-  point_triangle_pairs(mesh, x, volumes, pb, points_b, pa, thickness, out.point_triangle);
-  edge_edge_pairs(mesh, x, volumes, pa, pb, edges, thickness, out.edge_edge);
+  point_triangle_pairs(mesh, x, from_, volumes, pa, points_a, pb, thickness, out.point_triangle);
+  point_triangle_pairs(mesh, x, from_, volumes, pb, points_b, pa, thickness, out.point_triangle);
+  edge_edge_pairs(mesh, x, from_, volumes, pa, pb, edges, thickness, out.edge_edge);
 }
 
 // The children of a node pair to test next: both sides are split while both can be, which
@@ -520,7 +586,9 @@ void ProximitySearch::find_moved_leaves(const Positions& x, double margin) {
   const double limit = margin * margin;
 #pragma omp parallel for schedule(static) if (vertex_count >= kParallelLeaves)
   for (std::ptrdiff_t v = 0; v < vertex_count; ++v) {
-    vertex_moved_[v] = !((x[v] - walked_positions_[v]).squaredNorm() < limit);
+    vertex_moved_[v] =
+        !((x[v] - walked_positions_[v]).squaredNorm() < limit) ||
+        (from_ != nullptr && !(((*from_)[v] - walked_from_[v]).squaredNorm() < limit));
   }
   leaf_moved_.assign(parts_.size(), 0);
   moved_leaves_.clear();
@@ -564,27 +632,35 @@ void ProximitySearch::look_up(Index leaf, const Positions& x, double thickness, 
   }
 }
 
-const ProximityPairs& ProximitySearch::find(const Positions& x, double thickness, bool ring_pairs) {
-  if (x.size() != bvh_->mesh().vertex_count()) {
+const ProximityPairs& ProximitySearch::find(const Positions& x, double thickness, bool ring_pairs,
+                                            const Positions* from) {
+  if (x.size() != bvh_->mesh().vertex_count() || (from != nullptr && from->size() != x.size())) {
     throw std::invalid_argument("ProximitySearch::find: " + std::to_string(x.size()) +
                                 " positions for a mesh of " +
                                 std::to_string(bvh_->mesh().vertex_count()) + " vertices");
   }
+  from_ = from;
   result_.point_triangle.clear();
   result_.edge_edge.clear();
   if (!(thickness > 0)) return result_;
   const double margin = kReuseMargin * thickness;
-  bool walk = thickness != walked_thickness_ || walked_positions_.size() != x.size();
+  bool walk = thickness != walked_thickness_ || walked_positions_.size() != x.size() ||
+              (from != nullptr) != walked_swept_;
   if (!walk) {
     find_moved_leaves(x, margin);
     walk = moved_leaves_.size() * kWalkWhenMovedLeavesPerLeaf > parts_.size();
   }
   if (walk) {
+    // A walk that throws (out of memory) must leave nothing a later search would trust.
+    walked_positions_.clear();
+    live_.clear();
     // Two primitives closer than the thickness are closer than that along every axis; each moves
     // less than the margin until the next walk, or its leaf is looked up.
     find_leaf_pairs(x, 0.5 * thickness + margin);
     walked_positions_ = x;
     walked_thickness_ = thickness;
+    walked_swept_ = from != nullptr;
+    if (from != nullptr) walked_from_ = *from;
     moved_leaves_.clear();
     live_.clear();
   }
@@ -621,6 +697,7 @@ const ProximityPairs& ProximitySearch::find(const Positions& x, double thickness
     for (std::ptrdiff_t v = 0; v < vertex_count; ++v) {
       Kdop18 volume;
       volume.add(x[v]);
+      if (from != nullptr) volume.add((*from)[v]);  // the whole way, for the swept tests
       volume.inflate(0.5 * thickness);
       volumes.vertices[v] = Kdop18f(volume);
     }

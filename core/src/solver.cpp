@@ -182,8 +182,8 @@ void Solver::build_proximity(const SolverInput& input, const Positions& x) {
   const ClothMesh& mesh = *mesh_;
   const std::vector<double>& w = input.inverse_mass;
   const Positions& prev = input.previous;
-  const ProximityPairs& pairs =
-      proximity_search_.find(x, input.settings.thickness, input.ring_pairs);
+  const ProximityPairs& pairs = proximity_search_.find(
+      x, input.settings.thickness, input.ring_pairs, input.swept_proximity ? &prev : nullptr);
   const double h = input.settings.thickness;
   const bool hold = input.hold_gaps;
   proximity_.clear();

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "thread_scope.hpp"
+#include "untangle/approach_filter.hpp"
 #include "untangle/solver.hpp"
 
 namespace untangle {
@@ -234,6 +235,7 @@ void World::step() {
                     grab.particles.empty() ? nullptr : &grab,
                     pull_targets_.empty() ? nullptr : &pull_targets_,
                     pull_stiffness_};
+  input.swept_proximity = true;
   SolverOutput output;
   solver_->solve(input, x, output);
   stats_.proximity_pairs = output.proximity_pairs;
@@ -276,10 +278,11 @@ void World::step() {
   // particle itself is included, so a lone particle keeps its velocity and a rigid motion is kept.
   const Adjacency& neighbors = mesh_->vertex_neighbors;
   const double max_speed = settings_.max_speed;
+  Positions velocities(x.size());  // the state changes only once nothing can throw
 #pragma omp parallel for schedule(static) if (n > kParallelMinimum)
   for (std::ptrdiff_t i = 0; i < n; ++i) {
     if (inverse_mass_[i] <= 0) {
-      velocities_[i] = Vec3::Zero();
+      velocities[i] = Vec3::Zero();
       continue;
     }
     Vec3 sum = raw[i];
@@ -293,9 +296,17 @@ void World::step() {
     }
     const double speed = v.norm();
     if (speed > max_speed) v *= max_speed / speed;
-    velocities_[i] = v;
+    velocities[i] = v;
+  }
+  // The next prediction must not carry a fold through another layer unseen (approach_filter.hpp).
+  if (settings_.proximity && frame_settings_.thickness > 0) {
+    filter_approach(
+        solver_->proximity_search(),
+        ApproachFilterInput{x, inverse_mass_, dt, frame_settings_.thickness, gravity_step},
+        velocities);
   }
   positions_ = std::move(x);
+  velocities_ = std::move(velocities);
   stats_.seconds.velocities = seconds_since(start);
 
   double energy = 0;

@@ -336,3 +336,80 @@ TEST(Proximity, DetectableTrianglesFollowANewRestShape) {
 
 }  // namespace
 }  // namespace untangle
+
+namespace untangle {
+namespace {
+
+// A sheet of 4 x 4 quads at z = 0 and one more quad whose corners are moved by hand: the swept
+// search must find what passes through the sheet on the way, and nothing that only passes by.
+struct SweptCase {
+  ClothMesh mesh = ClothMesh::build(std::vector<PolygonMesh>{
+      test::grid(4, 4, 0.1), test::grid(1, 1, 0.05, Vec3(0.12, 0.13, 0.2))});
+  Index quad_begin = 25;
+
+  // The quad's corners moved by `move` from their rest positions; the sheet stays.
+  Positions moved(const Vec3& move) const {
+    Positions x = mesh.rest_positions;
+    for (Index v = quad_begin; v < x.size(); ++v) x[v] += move;
+    return x;
+  }
+};
+
+TEST(SweptProximity, AQuadThatPassesThroughTheSheetWithinOneStepIsPaired) {
+  const SweptCase c;
+  const double h = 0.01;
+  const Positions from = c.mesh.rest_positions;    // 0.2 above the sheet
+  const Positions to = c.moved(Vec3(0, 0, -0.4));  // 0.2 below
+  const Bvh bvh(c.mesh, from);
+  ProximitySearch search(bvh);
+  // Farther than the thickness at both ends: the plain search sees nothing.
+  EXPECT_EQ(search.find(to, h).size(), 0u);
+  const ProximityPairs& swept = search.find(to, h, false, &from);
+  // Every corner of the quad passes through the sheet's interior.
+  std::set<Index> points;
+  for (const PointTrianglePair& pair : swept.point_triangle) {
+    if (pair.point >= c.quad_begin) points.insert(pair.point);
+  }
+  EXPECT_EQ(points.size(), 4u);
+}
+
+TEST(SweptProximity, AQuadThatPassesBesideTheSheetIsNotPaired) {
+  const SweptCase c;
+  const double h = 0.01;
+  // Sideways past the sheet's border, far from it, then down: it never crosses the sheet.
+  Positions from = c.moved(Vec3(0.6, 0, 0));
+  const Positions to = c.moved(Vec3(0.6, 0, -0.4));
+  const Bvh bvh(c.mesh, from);
+  ProximitySearch search(bvh);
+  EXPECT_EQ(search.find(to, h, false, &from).size(), 0u);
+  // Moving within its own plane above the sheet: no crossing either.
+  from = c.mesh.rest_positions;
+  EXPECT_EQ(search.find(c.moved(Vec3(0.05, 0.05, 0)), h, false, &from).size(), 0u);
+}
+
+TEST(SweptProximity, TheSweptSearchKeepsEveryPairThePlainSearchFinds) {
+  for (std::uint64_t seed : {4, 5}) {
+    test::CrumpleOptions options;
+    options.nx = options.ny = 10;
+    options.seed = seed;
+    const ClothMesh mesh = ClothMesh::build(test::crumpled_pieces(options, 2));
+    std::mt19937_64 rng(seed);
+    Positions from = mesh.rest_positions;
+    for (Vec3& p : from) p += 0.05 * random_point(rng);
+    const Bvh bvh(mesh, mesh.rest_positions);
+    ProximitySearch plain(bvh), swept(bvh);
+    const ProximityPairs expected = all_pairs(mesh, mesh.rest_positions, 0.05);
+    const ProximityPairs& found = swept.find(mesh.rest_positions, 0.05, false, &from);
+    SCOPED_TRACE(seed);
+    EXPECT_TRUE(std::includes(found.point_triangle.begin(), found.point_triangle.end(),
+                              expected.point_triangle.begin(), expected.point_triangle.end()));
+    std::vector<EdgeEdgePair> expected_edges = expected.edge_edge;
+    std::sort(expected_edges.begin(), expected_edges.end());
+    EXPECT_TRUE(std::includes(found.edge_edge.begin(), found.edge_edge.end(),
+                              expected_edges.begin(), expected_edges.end()));
+    EXPECT_GE(found.size(), plain.find(mesh.rest_positions, 0.05).size());
+  }
+}
+
+}  // namespace
+}  // namespace untangle

@@ -1,5 +1,6 @@
 // Scenes over long runs (CTest label no-sanitize: thousands of frames): each scene runs 2,000
-// frames with its default settings without a NaN and within the speed limit; the dropped cloth
+// frames with its default settings without a NaN and within the speed limit; the tangled start,
+// unjittered and jittered, is clean from frame 10 on; the dropped cloth
 // comes to rest on the sphere and the ground; and with untangling off the dropped cloth and the
 // two sheets build intersections that last (the SPEC's baseline, about 10 and about 20 pairs per
 // frame), measured over the second half of 400 frames and printed.
@@ -9,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "untangle/scenes.hpp"
 #include "untangle/world.hpp"
 
 namespace untangle {
@@ -45,11 +47,37 @@ double mean_of_second_half(const std::vector<std::size_t>& values) {
   return sum / double(values.size() - values.size() / 2);
 }
 
-TEST(ScenesLong, TangledStartRunsTwoThousandFrames) {
+// Frames (1-based) after frame 10 with an intersection.
+std::vector<std::size_t> tangled_frames_after_ten(const SceneRun& result) {
+  std::vector<std::size_t> frames;
+  for (std::size_t f = 10; f < result.pairs.size(); ++f) {
+    if (result.pairs[f] > 0) frames.push_back(f + 1);
+  }
+  return frames;
+}
+
+TEST(ScenesLong, TangledStartRunsTwoThousandFramesCleanFromFrameTen) {
   const SceneRun result = run(tangled_start(), 2000);
   ASSERT_EQ(result.pairs.size(), 2000u);
+  EXPECT_EQ(result.pairs[9], 0u);
+  // The folded half closes on the front faster than the thickness per frame: without the
+  // approach filter its predictions crossed it now and then (issue 19: frames 44-99).
+  EXPECT_EQ(tangled_frames_after_ten(result), std::vector<std::size_t>{});
   std::printf("tangled-start: final pairs %zu, max kinetic energy %.3g J\n", result.pairs.back(),
               result.max_kinetic_energy);
+}
+
+TEST(ScenesLong, JitteredTangledStartsStayCleanForAThousandFrames) {
+  // A jitter of 1e-6 of the spacing stands for the rounding of another CPU: the result must not
+  // hang on it.
+  for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+    Scene scene = tangled_start();
+    jitter_start(scene, seed);
+    const SceneRun result = run(scene, 1000);
+    ASSERT_EQ(result.pairs.size(), 1000u);
+    EXPECT_EQ(result.pairs[9], 0u) << "seed " << seed;
+    EXPECT_EQ(tangled_frames_after_ten(result), std::vector<std::size_t>{}) << "seed " << seed;
+  }
 }
 
 TEST(ScenesLong, TwoSheetsRunTwoThousandFrames) {

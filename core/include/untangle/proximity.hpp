@@ -50,10 +50,10 @@ class ProximitySearch {
     int vertex_count = 0, owned_vertex_count = 0, triangle_count = 0, owned_edge_count = 0;
   };
 
-  // The volumes of the vertices, triangles and edges at the positions of a search, inflated by
-  // half the thickness: two primitives closer than the thickness have overlapping volumes. The
-  // cheap test before the exact distance; the diagonal axes reject much of what boxes keep
-  // between neighbouring polygons.
+  // The volumes of the vertices, triangles and edges at the positions of a search (a swept
+  // search: over their whole way), inflated by half the thickness: two primitives closer than the
+  // thickness have overlapping volumes. The cheap test before the exact distance; the diagonal axes
+  // reject much of what boxes keep between neighbouring polygons.
   struct PrimitiveVolumes {
     std::vector<Kdop18f> vertices, triangles, edges;
   };
@@ -61,8 +61,15 @@ class ProximitySearch {
   // Keeps a reference to the BVH (for its tree shape and mesh), which must outlive the search.
   explicit ProximitySearch(const Bvh& bvh);
 
-  // Pairs closer than `thickness` at `positions`; valid until the next call.
-  const ProximityPairs& find(const Positions& positions, double thickness, bool ring_pairs = false);
+  const ClothMesh& mesh() const { return bvh_->mesh(); }
+
+  // Pairs closer than `thickness` at `positions`; valid until the next call. With `from`, also
+  // the pairs that pass through each other on the straight way from `from` to `positions` (a
+  // point through a triangle, an edge through an edge, closer than the thickness where they
+  // cross): a motion faster than the thickness per step cannot carry a layer through another
+  // unseen (swept proximity, as continuous collision detection finds it).
+  const ProximityPairs& find(const Positions& positions, double thickness, bool ring_pairs = false,
+                             const Positions* from = nullptr);
 
   // The mesh's rest shape changed (ClothMesh::set_rest_positions), and with it which triangles
   // are detectable: the leaves' triangle lists follow.
@@ -140,6 +147,10 @@ class ProximitySearch {
   bool live_ring_pairs_ = false;
   Positions walked_positions_;
   double walked_thickness_ = 0;
+  // A swept search's walk covers the way from walked_from_ as well.
+  bool walked_swept_ = false;
+  Positions walked_from_;
+  const Positions* from_ = nullptr;  // of the current search
   // Since the walk: which vertices and leaves moved beyond the margin, and those leaves.
   std::vector<std::uint8_t> vertex_moved_, leaf_moved_;
   std::vector<Index> moved_leaves_;

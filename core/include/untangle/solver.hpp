@@ -35,6 +35,10 @@ struct SolverInput {
   // Quads (corners in order around the polygon) made flatter in every iteration, see
   // Solver::flatten_quads. Null or empty: none.
   const std::vector<std::array<Index, 4>>* flat_quads = nullptr;
+  // The proximity searches also find the pairs that passed through each other on the way from
+  // `previous` (ProximitySearch::find with `from`), held on the side they had there: a fold that
+  // closes faster than the thickness per frame is stopped instead of crossing unseen.
+  bool swept_proximity = false;
   // What only the untangler asks of a step (a scene's frames keep the defaults):
   // When above 0, every iteration ends by projecting each polygon edge (not the diagonals that
   // split a polygon) back into [1 - strain_limit, 1 + strain_limit] times its rest length
@@ -88,6 +92,10 @@ class Solver {
 
   // Runs settings.iterations iterations on x (the predicted positions on entry).
   void solve(const SolverInput& input, Positions& x, SolverOutput& output);
+
+  // The search the proximity pairs come from, for the velocity update's approach filter: it
+  // walks the same trees and reuses what it can between the searches of a frame.
+  ProximitySearch& proximity_search() { return proximity_search_; }
 
   std::size_t stretch_constraint_count() const { return stretch_.particles.size(); }
   std::size_t bending_constraint_count() const { return bending_.particles.size(); }
