@@ -11,7 +11,7 @@
 
 #include "args.hpp"
 #include "progress.hpp"
-#include "untangle/io.hpp"
+#include "untangle/io/obj.hpp"
 
 namespace untangle::cli {
 

@@ -10,7 +10,6 @@
 
 #include "args.hpp"
 #include "command.hpp"
-#include "untangle/io.hpp"
 
 namespace untangle::cli {
 namespace {
