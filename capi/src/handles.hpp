@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "untangle.h"
-#include "untangle/scenes.hpp"
 #include "untangle/untangler.hpp"
 #include "untangle/world.hpp"
+#include "untangle/world_def.hpp"
 
 // A scene description being assembled piece by piece (global namespace: untangle.h declares
 // the handle types there).

@@ -7,6 +7,7 @@
 
 #include "guard.hpp"
 #include "handles.hpp"
+#include "untangle/scenes.hpp"
 
 using untangle::capi::guard;
 using untangle::capi::require;

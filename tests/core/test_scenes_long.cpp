@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "untangle/scenes.hpp"
 #include "untangle/world.hpp"
 
 namespace untangle {
