@@ -41,19 +41,6 @@ T* require(T* pointer, const char* name) {
   return pointer;
 }
 
-// Sets the OpenMP thread count of the calling thread for the lifetime of the object
-// (threads > 0; 0 leaves it alone) and restores the previous value.
-class ScopedThreads {
- public:
-  explicit ScopedThreads(int threads);
-  ~ScopedThreads();
-  ScopedThreads(const ScopedThreads&) = delete;
-  ScopedThreads& operator=(const ScopedThreads&) = delete;
-
- private:
-  int previous_ = 0;
-};
-
 // xyz float triples `stride` bytes apart (0 = packed) to and from the engine's doubles.
 // read_xyz with check_finite throws std::invalid_argument naming the first bad vertex;
 // write_xyz throws (internal error) rather than let a NaN leave the library.

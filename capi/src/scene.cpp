@@ -1,13 +1,12 @@
 // Settings defaults, the thread count, and UtScene: the pieces and colliders a world, the
 // untangler or detect-only are built from.
-#include <omp.h>
-
 #include <cmath>
 #include <sstream>
 
 #include "guard.hpp"
 #include "handles.hpp"
 #include "untangle/scenes.hpp"
+#include "untangle/thread_scope.hpp"
 
 using untangle::capi::guard;
 using untangle::capi::require;
@@ -16,12 +15,6 @@ namespace {
 
 const UtScene& scene_ref(const UtScene* scene) {
   return *require(scene, "scene");
-}
-
-// OpenMP's default thread count before this library changed it, for ut_set_threads(0).
-int initial_threads() {
-  static const int kInitial = omp_get_max_threads();
-  return kInitial;
 }
 
 std::size_t piece_vertex_count(const UtScene& scene, std::int32_t piece) {
@@ -68,13 +61,12 @@ UT_API UtStatus ut_set_threads(int32_t threads) {
       throw std::invalid_argument("threads must be in [0, 1024] (0 = OpenMP's default), got " +
                                   std::to_string(threads));
     }
-    const int initial = initial_threads();
-    omp_set_num_threads(threads == 0 ? initial : threads);
+    untangle::set_default_threads(threads);
   });
 }
 
 UT_API UtStatus ut_get_threads(int32_t* threads) {
-  return guard([&] { *require(threads, "threads") = omp_get_max_threads(); });
+  return guard([&] { *require(threads, "threads") = untangle::default_threads(); });
 }
 
 UT_API UtStatus ut_scene_create(UtScene** out_scene) {

@@ -8,8 +8,8 @@
 #include <string>
 #include <utility>
 
-#include "thread_scope.hpp"
 #include "untangle/solver.hpp"
+#include "untangle/thread_scope.hpp"
 
 namespace untangle {
 namespace {
