@@ -40,8 +40,6 @@ STATUS_NAMES = {
     UT_ERROR_INTERNAL: "UT_ERROR_INTERNAL",
 }
 
-METHODS = ("icm", "kikuchi", "ye", "buffet")
-SCENES = ("tangled-start", "dropped-cloth", "two-sheets")
 CONTOUR_TYPES = ("loop", "boundary", "crease")
 
 _ALL_PIECES = -1
@@ -164,6 +162,8 @@ _SIGNATURES = {
     "ut_status_name": (c_char_p, [c_int32]),
     "ut_settings_init": (c_int32, [_P(_UtSettings), c_size_t]),
     "ut_scene_settings": (c_int32, [c_char_p, _P(_UtSettings)]),
+    "ut_method_name": (c_int32, [c_int32, _P(c_char_p)]),
+    "ut_scene_name": (c_int32, [c_int32, _P(c_char_p)]),
     "ut_set_threads": (c_int32, [c_int32]),
     "ut_get_threads": (c_int32, [_P(c_int32)]),
     "ut_scene_create": (c_int32, [_P(c_void_p)]),

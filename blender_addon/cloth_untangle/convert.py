@@ -14,7 +14,6 @@ import numpy as np
 from .abi import (
     _ALL_PIECES,
     _FLOAT_P,
-    METHODS,
     _U32_P,
     UntangleError,
     UT_ERROR_INVALID_ARGUMENT,
@@ -121,7 +120,8 @@ class Settings:
 
     @classmethod
     def _from_c(cls, c: _UtSettings) -> "Settings":
-        method = METHODS[c.method] if 0 <= c.method < len(METHODS) else str(c.method)
+        methods = load().methods
+        method = methods[c.method] if 0 <= c.method < len(methods) else str(c.method)
         return cls(
             untangle=bool(c.untangle),
             method=method,
@@ -144,10 +144,10 @@ class Settings:
         lib = load()
         c = _UtSettings()
         lib.check(lib.ut_settings_init(byref(c), ctypes.sizeof(_UtSettings)))
-        if self.method not in METHODS:
-            raise _invalid(f"unknown method {self.method!r} (known: {', '.join(METHODS)})")
+        if self.method not in lib.methods:
+            raise _invalid(f"unknown method {self.method!r} (known: {', '.join(lib.methods)})")
         try:
-            c.method = METHODS.index(self.method)
+            c.method = lib.methods.index(self.method)
             c.untangle = 1 if self.untangle else 0
             c.proximity = 1 if self.proximity else 0
             c.cull = 1 if self.cull else 0

@@ -37,6 +37,17 @@ class Library:
             setattr(self, name, function)
         packed = self.ut_abi_version()
         self.version = (packed >> 16, (packed >> 8) & 0xFF, packed & 0xFF)
+        # The library's own lists: methods in UtMethod order, then the built-in scenes.
+        self.methods = self._names(self.ut_method_name)
+        self.scenes = self._names(self.ut_scene_name)
+
+    @staticmethod
+    def _names(name_at) -> tuple:
+        names = []
+        name = ctypes.c_char_p()
+        while name_at(len(names), ctypes.byref(name)) == UT_OK:
+            names.append(name.value.decode())
+        return tuple(names)
 
     def last_error(self) -> str:
         message = self.ut_last_error()

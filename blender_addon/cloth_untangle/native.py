@@ -19,8 +19,6 @@ import numpy as np
 from .abi import (  # noqa: F401 (re-exported)
     ABI_MAJOR,
     CONTOUR_TYPES,
-    METHODS,
-    SCENES,
     STATUS_NAMES,
     UT_ERROR_CANCELLED,
     UT_ERROR_INTERNAL,
@@ -238,6 +236,16 @@ def get_threads() -> int:
     value = c_int32()
     lib.check(lib.ut_get_threads(byref(value)))
     return value.value
+
+
+def __getattr__(name: str):
+    # METHODS and SCENES are the library's own lists (ut_method_name, ut_scene_name), read on
+    # first use: importing this module loads nothing.
+    if name == "METHODS":
+        return load().methods
+    if name == "SCENES":
+        return load().scenes
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [

@@ -1,7 +1,11 @@
 // Settings defaults, the thread count, and UtScene: the pieces and colliders a world, the
 // untangler or detect-only are built from.
 #include <cmath>
+#include <span>
 #include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "guard.hpp"
 #include "handles.hpp"
@@ -15,6 +19,19 @@ namespace {
 
 const UtScene& scene_ref(const UtScene* scene) {
   return *require(scene, "scene");
+}
+
+// Core's names as NUL-terminated strings that live as long as the library.
+std::vector<std::string> c_strings(std::span<const std::string_view> names) {
+  return {names.begin(), names.end()};
+}
+
+const char* name_at(const std::vector<std::string>& names, std::int32_t index, const char* what) {
+  if (index < 0 || static_cast<std::size_t>(index) >= names.size()) {
+    throw std::invalid_argument(std::string("there is no ") + what + " " + std::to_string(index) +
+                                " (there are " + std::to_string(names.size()) + ")");
+  }
+  return names[static_cast<std::size_t>(index)].c_str();
 }
 
 std::size_t piece_vertex_count(const UtScene& scene, std::int32_t piece) {
@@ -52,6 +69,20 @@ UT_API UtStatus ut_scene_settings(const char* scene_name, UtSettings* settings) 
     require(settings, "settings");
     untangle::capi::check_struct_size(settings->struct_size, sizeof(UtSettings), "UtSettings");
     untangle::capi::settings_to_c(untangle::make_scene(scene_name).settings, settings);
+  });
+}
+
+UT_API UtStatus ut_method_name(int32_t index, const char** name) {
+  return guard([&] {
+    static const std::vector<std::string> kNames = c_strings(untangle::method_names());
+    *require(name, "name") = name_at(kNames, index, "method");
+  });
+}
+
+UT_API UtStatus ut_scene_name(int32_t index, const char** name) {
+  return guard([&] {
+    static const std::vector<std::string> kNames = c_strings(untangle::scene_names());
+    *require(name, "name") = name_at(kNames, index, "scene");
   });
 }
 

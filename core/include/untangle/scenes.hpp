@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string_view>
 
 #include "untangle/world_def.hpp"
@@ -14,7 +15,11 @@ Scene tangled_start();
 Scene dropped_cloth();
 Scene two_sheets();
 
-// "tangled-start", "dropped-cloth", "two-sheets"; throws std::invalid_argument otherwise.
+// The built-in scenes' names ("tangled-start", "dropped-cloth", "two-sheets"): the one list the
+// C ABI, the CLI and the add-on read.
+std::span<const std::string_view> scene_names();
+
+// One of scene_names(); throws std::invalid_argument otherwise.
 Scene make_scene(std::string_view name);
 
 // Moves the scene's start (its initial positions, or the rest shape) by up to `fraction` of the
