@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "untangle/io.hpp"
+#include "untangle/io/obj.hpp"
 #include "untangle/untangler.hpp"
 
 namespace untangle {

@@ -14,7 +14,7 @@
 
 #include "support/crumpled_mesh.hpp"
 #include "untangle/contours.hpp"
-#include "untangle/io.hpp"
+#include "untangle/io/obj.hpp"
 
 namespace {
 

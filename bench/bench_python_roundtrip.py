@@ -5,11 +5,12 @@ and the share of the frame spent moving positions across the ABI (target <= 10 %
     CLOTH_UNTANGLE_LIB=build/release/capi/libuntangle.so /usr/bin/python3 bench/bench_python_roundtrip.py [frames]
 """
 
-import importlib.util
+import importlib
 import os
 import statistics
 import sys
 import time
+import types
 
 import numpy as np
 
@@ -17,12 +18,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def load_native():
-    path = os.path.join(HERE, "..", "blender_addon", "cloth_untangle", "native.py")
-    spec = importlib.util.spec_from_file_location("cloth_untangle_native", os.path.normpath(path))
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    """The add-on's native.py without the package's __init__ (it imports bpy): a bare package
+    object stands in for it, so the bindings' relative imports work."""
+    package = types.ModuleType("cloth_untangle")
+    package.__path__ = [os.path.normpath(os.path.join(HERE, "..", "blender_addon", "cloth_untangle"))]
+    sys.modules["cloth_untangle"] = package
+    return importlib.import_module("cloth_untangle.native")
 
 
 def sheet(native, n=100, spacing=0.05):

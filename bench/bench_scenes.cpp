@@ -7,6 +7,7 @@
 #include <array>
 #include <string>
 
+#include "untangle/scenes.hpp"
 #include "untangle/world.hpp"
 
 namespace {

@@ -14,8 +14,13 @@
 namespace untangle::cli {
 namespace {
 
-// "off" is untangling switched off: the baseline.
-inline constexpr std::string_view kModes[] = {"off", "icm", "kikuchi", "ye", "buffet"};
+// "off" (untangling switched off: the baseline), then every method.
+std::vector<std::string> modes() {
+  std::vector<std::string> all{"off"};
+  const std::vector<std::string>& methods = method_names();
+  all.insert(all.end(), methods.begin(), methods.end());
+  return all;
+}
 
 struct Row {
   std::string subject;  // scene name or mesh path
@@ -241,8 +246,8 @@ int run_compare(CommandArgs args) {
   StatusLine status;
   std::vector<Row> scene_rows, fix_rows;
   if (!no_scenes) {
-    for (const std::string_view scene : kSceneNames) {
-      for (const std::string_view mode : kModes) {
+    for (const std::string& scene : scene_names()) {
+      for (const std::string& mode : modes()) {
         if (interrupted()) break;
         scene_rows.push_back(run_scene(std::string(scene), mode, frames, threads, status));
       }
@@ -251,7 +256,7 @@ int run_compare(CommandArgs args) {
   for (const Mesh& mesh : inputs) {
     SceneHandle scene;
     add_pieces(scene, mesh.pieces);
-    for (const std::string_view mode : kModes) {
+    for (const std::string& mode : modes()) {
       if (interrupted()) break;
       fix_rows.push_back(
           run_fix(mesh.path, scene, mesh.pieces.vertex_count(), mode, options, threads, status));

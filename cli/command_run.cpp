@@ -11,6 +11,7 @@
 #include "command.hpp"
 #include "engine.hpp"
 #include "json.hpp"
+#include "untangle/io/pc2.hpp"
 
 namespace untangle::cli {
 namespace {

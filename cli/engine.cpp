@@ -7,14 +7,20 @@
 namespace untangle::cli {
 namespace {
 
-template <std::size_t N>
-std::string joined(const std::string_view (&names)[N]) {
+std::string joined(const std::vector<std::string>& names) {
   std::string text;
-  for (std::size_t i = 0; i < N; ++i) {
-    if (i > 0) text += i + 1 == N ? " or " : ", ";
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) text += i + 1 == names.size() ? " or " : ", ";
     text += names[i];
   }
   return text;
+}
+
+std::vector<std::string> names_from(UtStatus (*name_at)(int32_t, const char**)) {
+  std::vector<std::string> names;
+  const char* name = nullptr;
+  for (int32_t i = 0; name_at(i, &name) == UT_OK; ++i) names.emplace_back(name);
+  return names;
 }
 
 }  // namespace
@@ -26,25 +32,35 @@ void check(UtStatus status, std::string_view what) {
   throw CliError(std::string(what) + ": " + message);
 }
 
+const std::vector<std::string>& method_names() {
+  static const std::vector<std::string> kNames = names_from(ut_method_name);
+  return kNames;
+}
+
+const std::vector<std::string>& scene_names() {
+  static const std::vector<std::string> kNames = names_from(ut_scene_name);
+  return kNames;
+}
+
 UtMethod parse_method(std::string_view name) {
-  for (std::size_t i = 0; i < std::size(kMethodNames); ++i) {
-    if (kMethodNames[i] == name) return static_cast<UtMethod>(i);
+  const std::vector<std::string>& names = method_names();
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == name) return static_cast<UtMethod>(i);
   }
-  throw UsageError("unknown method '" + std::string(name) + "' (use " + joined(kMethodNames) + ")");
+  throw UsageError("unknown method '" + std::string(name) + "' (use " + joined(names) + ")");
 }
 
 std::string_view method_name(int32_t method) {
-  if (method >= 0 && static_cast<std::size_t>(method) < std::size(kMethodNames)) {
-    return kMethodNames[method];
-  }
+  const std::vector<std::string>& names = method_names();
+  if (method >= 0 && static_cast<std::size_t>(method) < names.size()) return names[method];
   return "unknown";
 }
 
 void check_scene_name(std::string_view name) {
-  for (const std::string_view known : kSceneNames) {
+  for (const std::string& known : scene_names()) {
     if (known == name) return;
   }
-  throw UsageError("unknown scene '" + std::string(name) + "' (use " + joined(kSceneNames) + ")");
+  throw UsageError("unknown scene '" + std::string(name) + "' (use " + joined(scene_names()) + ")");
 }
 
 UtSettings default_settings() {

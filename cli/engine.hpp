@@ -11,15 +11,16 @@
 
 #include "args.hpp"
 #include "progress.hpp"
-#include "untangle/io.hpp"
+#include "untangle/io/obj.hpp"
 
 namespace untangle::cli {
 
 // Throws CliError("<what>: <ut_last_error()>") unless status is UT_OK.
 void check(UtStatus status, std::string_view what);
 
-inline constexpr std::string_view kSceneNames[] = {"tangled-start", "dropped-cloth", "two-sheets"};
-inline constexpr std::string_view kMethodNames[] = {"icm", "kikuchi", "ye", "buffet"};
+// The library's own lists (ut_method_name, ut_scene_name): methods in UtMethod order.
+const std::vector<std::string>& method_names();
+const std::vector<std::string>& scene_names();
 
 // Throws UsageError naming the accepted values.
 UtMethod parse_method(std::string_view name);

@@ -10,7 +10,6 @@
 
 #include "args.hpp"
 #include "command.hpp"
-#include "untangle/io.hpp"
 
 namespace untangle::cli {
 namespace {
@@ -26,9 +25,7 @@ constexpr Command kCommands[] = {
     {"run", "run a built-in scene headless, printing intersections per frame", run_run},
     {"fix", "untangle a mesh file: OBJ in, intersection-free OBJ out", run_fix},
     {"bake", "untangle every frame of a PC2 cache, writing a clean PC2", run_bake},
-#ifdef UNTANGLE_CLI_HAS_COMPARE
     {"compare", "every scene with every method, side by side", run_compare},
-#endif
 };
 
 std::string version_text() {

@@ -50,7 +50,7 @@ extern "C" {
 /* A different major version is incompatible: callers must refuse it. A larger minor version
  * only adds functions or struct fields at the end. */
 #define UT_ABI_VERSION_MAJOR 1
-#define UT_ABI_VERSION_MINOR 0
+#define UT_ABI_VERSION_MINOR 1
 #define UT_ABI_VERSION_PATCH 0
 
 /* The version of the loaded library, packed as (major << 16) | (minor << 8) | patch. */
@@ -119,6 +119,13 @@ UT_API UtStatus ut_settings_init(UtSettings* settings, size_t struct_size);
 /* The settings a built-in scene runs with ("tangled-start", "dropped-cloth", "two-sheets").
  * settings->struct_size must be set by the caller. */
 UT_API UtStatus ut_scene_settings(const char* scene_name, UtSettings* settings);
+
+/* The names the library knows, so that callers need not write them out: *name = the method of
+ * UtMethod value `index` ("icm", "kikuchi", "ye", "buffet") or the index-th built-in scene
+ * ("tangled-start", "dropped-cloth", "two-sheets"), a string owned by the library. An index past
+ * the last name fails with UT_ERROR_INVALID_ARGUMENT: count by asking until it fails. */
+UT_API UtStatus ut_method_name(int32_t index, const char** name);
+UT_API UtStatus ut_scene_name(int32_t index, const char** name);
 
 /* Sets the default OpenMP thread count of parallel work started from the calling thread
  * (0 = OpenMP's own default). A world's settings.threads > 0 overrides it. Results never depend

@@ -1,7 +1,5 @@
 // Conversions at the edge of the ABI: float arrays with strides, and size-prefixed structs of
 // which an older caller may know only a prefix.
-#include <omp.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -83,17 +81,6 @@ bool boolean_field(std::int32_t value, const char* name) {
 }
 
 }  // namespace
-
-ScopedThreads::ScopedThreads(int threads) {
-  if (threads > 0) {
-    previous_ = omp_get_max_threads();
-    omp_set_num_threads(threads);
-  }
-}
-
-ScopedThreads::~ScopedThreads() {
-  if (previous_ > 0) omp_set_num_threads(previous_);
-}
 
 Positions read_xyz(const float* data, std::size_t count, std::size_t stride, const char* what,
                    bool check_finite) {

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "untangle.h"
-#include "untangle/scenes.hpp"
 #include "untangle/untangler.hpp"
 #include "untangle/world.hpp"
+#include "untangle/world_def.hpp"
 
 // A scene description being assembled piece by piece (global namespace: untangle.h declares
 // the handle types there).
@@ -40,19 +40,6 @@ T* require(T* pointer, const char* name) {
   if (pointer == nullptr) throw std::invalid_argument(std::string(name) + " is NULL");
   return pointer;
 }
-
-// Sets the OpenMP thread count of the calling thread for the lifetime of the object
-// (threads > 0; 0 leaves it alone) and restores the previous value.
-class ScopedThreads {
- public:
-  explicit ScopedThreads(int threads);
-  ~ScopedThreads();
-  ScopedThreads(const ScopedThreads&) = delete;
-  ScopedThreads& operator=(const ScopedThreads&) = delete;
-
- private:
-  int previous_ = 0;
-};
 
 // xyz float triples `stride` bytes apart (0 = packed) to and from the engine's doubles.
 // read_xyz with check_finite throws std::invalid_argument naming the first bad vertex;

@@ -1,12 +1,16 @@
 // Settings defaults, the thread count, and UtScene: the pieces and colliders a world, the
 // untangler or detect-only are built from.
-#include <omp.h>
-
 #include <cmath>
+#include <span>
 #include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "guard.hpp"
 #include "handles.hpp"
+#include "untangle/scenes.hpp"
+#include "untangle/thread_scope.hpp"
 
 using untangle::capi::guard;
 using untangle::capi::require;
@@ -17,10 +21,17 @@ const UtScene& scene_ref(const UtScene* scene) {
   return *require(scene, "scene");
 }
 
-// OpenMP's default thread count before this library changed it, for ut_set_threads(0).
-int initial_threads() {
-  static const int kInitial = omp_get_max_threads();
-  return kInitial;
+// Core's names as NUL-terminated strings that live as long as the library.
+std::vector<std::string> c_strings(std::span<const std::string_view> names) {
+  return {names.begin(), names.end()};
+}
+
+const char* name_at(const std::vector<std::string>& names, std::int32_t index, const char* what) {
+  if (index < 0 || static_cast<std::size_t>(index) >= names.size()) {
+    throw std::invalid_argument(std::string("there is no ") + what + " " + std::to_string(index) +
+                                " (there are " + std::to_string(names.size()) + ")");
+  }
+  return names[static_cast<std::size_t>(index)].c_str();
 }
 
 std::size_t piece_vertex_count(const UtScene& scene, std::int32_t piece) {
@@ -61,19 +72,32 @@ UT_API UtStatus ut_scene_settings(const char* scene_name, UtSettings* settings) 
   });
 }
 
+UT_API UtStatus ut_method_name(int32_t index, const char** name) {
+  return guard([&] {
+    static const std::vector<std::string> kNames = c_strings(untangle::method_names());
+    *require(name, "name") = name_at(kNames, index, "method");
+  });
+}
+
+UT_API UtStatus ut_scene_name(int32_t index, const char** name) {
+  return guard([&] {
+    static const std::vector<std::string> kNames = c_strings(untangle::scene_names());
+    *require(name, "name") = name_at(kNames, index, "scene");
+  });
+}
+
 UT_API UtStatus ut_set_threads(int32_t threads) {
   return guard([&] {
     if (threads < 0 || threads > 1024) {
       throw std::invalid_argument("threads must be in [0, 1024] (0 = OpenMP's default), got " +
                                   std::to_string(threads));
     }
-    const int initial = initial_threads();
-    omp_set_num_threads(threads == 0 ? initial : threads);
+    untangle::set_default_threads(threads);
   });
 }
 
 UT_API UtStatus ut_get_threads(int32_t* threads) {
-  return guard([&] { *require(threads, "threads") = omp_get_max_threads(); });
+  return guard([&] { *require(threads, "threads") = untangle::default_threads(); });
 }
 
 UT_API UtStatus ut_scene_create(UtScene** out_scene) {

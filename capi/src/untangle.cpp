@@ -5,6 +5,7 @@
 #include "guard.hpp"
 #include "handles.hpp"
 #include "untangle/detection.hpp"
+#include "untangle/thread_scope.hpp"
 
 using untangle::capi::guard;
 using untangle::capi::require;
@@ -76,7 +77,9 @@ UT_API UtStatus ut_detect(const UtScene* scene, const UtSettings* settings, UtFr
                                   ", but the scene's pieces have " + std::to_string(faces) +
                                   " faces");
     }
-    untangle::capi::ScopedThreads threads(options.threads);
+    std::size_t vertices = 0;
+    for (const untangle::PolygonMesh& piece : source.pieces) vertices += piece.positions.size();
+    untangle::ThreadScope threads(options.threads, vertices);
 
     const auto build_start = Clock::now();
     const untangle::ClothMesh mesh = untangle::ClothMesh::build(source.pieces);
@@ -126,7 +129,6 @@ UT_API UtStatus ut_untangle(const UtScene* scene, const UtSettings* settings,
     untangle::Positions rest_shape;
     if (rest != nullptr) rest_shape = untangle::capi::read_xyz(rest, vertex_count, 0, "rest", true);
 
-    untangle::capi::ScopedThreads threads(untangle_options.settings.threads);
     const untangle::ClothMesh mesh = untangle::ClothMesh::build(source.pieces);
     const untangle::Positions input = untangle::capi::concatenated_positions(source.pieces);
     untangle::Positions result;
@@ -176,7 +178,6 @@ UT_API UtStatus ut_untangle_sequence(const UtScene* scene, const UtSettings* set
                                           what.c_str(), true);
     }
 
-    untangle::capi::ScopedThreads threads(untangle_options.settings.threads);
     const untangle::ClothMesh mesh = untangle::ClothMesh::build(source.pieces);
     std::vector<untangle::Positions> result;
     const untangle::SequenceReport outcome = untangle::untangle_sequence(

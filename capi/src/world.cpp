@@ -7,6 +7,8 @@
 
 #include "guard.hpp"
 #include "handles.hpp"
+#include "untangle/scenes.hpp"
+#include "untangle/thread_scope.hpp"
 
 using untangle::capi::guard;
 using untangle::capi::require;
@@ -120,7 +122,9 @@ UtStatus create(untangle::Scene scene, const UtSettings* settings, UtWorld** out
     handle->ground_height = scene.ground_height;
     const auto start = Clock::now();
     {
-      untangle::capi::ScopedThreads threads(scene.settings.threads);
+      std::size_t vertices = 0;
+      for (const untangle::PolygonMesh& piece : scene.pieces) vertices += piece.positions.size();
+      untangle::ThreadScope threads(scene.settings.threads, vertices);  // the BVH build is parallel
       handle->world = std::make_unique<untangle::World>(scene);
     }
     handle->build_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
@@ -250,7 +254,6 @@ UT_API UtStatus ut_world_set_settings(UtWorld* world, const UtSettings* settings
 UT_API UtStatus ut_world_step(UtWorld* world, uint32_t frames) {
   return guard([&] {
     untangle::World& w = world_of(world);
-    untangle::capi::ScopedThreads threads(w.settings().threads);
     for (uint32_t frame = 0; frame < frames; ++frame) w.step();
   });
 }
@@ -258,7 +261,6 @@ UT_API UtStatus ut_world_step(UtWorld* world, uint32_t frames) {
 UT_API UtStatus ut_world_detect(UtWorld* world) {
   return guard([&] {
     untangle::World& w = world_of(world);
-    untangle::capi::ScopedThreads threads(w.settings().threads);
     w.detect();
   });
 }

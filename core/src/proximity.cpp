@@ -468,8 +468,8 @@ ProximitySearch::LiveTests ProximitySearch::live_tests(Index a, Index b, bool ri
           all_edge_pairs(pa, pb) & ~masks.edges};
 }
 
-void ProximitySearch::test_leaves(const LeafPair& pair, const LiveTests& tests, const Positions& x,
-                                  double thickness, ProximityPairs& out) const {
+void ProximitySearch::test_leaves(const CloseLeafPair& pair, const LiveTests& tests,
+                                  const Positions& x, double thickness, ProximityPairs& out) const {
   const ClothMesh& mesh = bvh_->mesh();
   const LeafParts& pa = parts_[pair.a];
   const LeafParts& pb = parts_[pair.b];
@@ -531,7 +531,7 @@ void ProximitySearch::children(Task task, Visit&& visit) const {
   }
 }
 
-void ProximitySearch::run(Task task, std::vector<LeafPair>& out) const {
+void ProximitySearch::run(Task task, std::vector<CloseLeafPair>& out) const {
   children(task, [&](Task child) {
     if (child.a == kNoIndex) {
       const Index a = nodes_[task.a].leaf, b = nodes_[task.b].leaf;
@@ -563,7 +563,7 @@ void ProximitySearch::find_leaf_pairs(const Positions& x, double inflation) {
     tasks_.swap(next_tasks_);
   }
   thread_leaf_pairs_.resize(static_cast<std::size_t>(std::max(1, omp_get_max_threads())));
-  for (std::vector<LeafPair>& pairs : thread_leaf_pairs_) pairs.clear();
+  for (std::vector<CloseLeafPair>& pairs : thread_leaf_pairs_) pairs.clear();
   const auto task_count = static_cast<std::ptrdiff_t>(tasks_.size());
   ParallelErrors errors;
 #pragma omp parallel for schedule(dynamic, 1) if (tasks_.size() >= kParallelTasks)
@@ -575,7 +575,7 @@ void ProximitySearch::find_leaf_pairs(const Positions& x, double inflation) {
   errors.rethrow();
   // In whatever order the threads found them: the pairs found in them are sorted at the end.
   leaf_pairs_.clear();
-  for (const std::vector<LeafPair>& pairs : thread_leaf_pairs_) {
+  for (const std::vector<CloseLeafPair>& pairs : thread_leaf_pairs_) {
     leaf_pairs_.insert(leaf_pairs_.end(), pairs.begin(), pairs.end());
   }
 }
@@ -624,7 +624,7 @@ void ProximitySearch::look_up(Index leaf, const Positions& x, double thickness, 
     // Two moved leaves meet in the look-up of the first; a leaf is not paired with itself.
     const Index other = node.leaf;
     if (other == leaf || (leaf_moved_[other] && other < leaf)) continue;
-    const LeafPair pair{std::min(leaf, other), std::max(leaf, other)};
+    const CloseLeafPair pair{std::min(leaf, other), std::max(leaf, other)};
     const LiveTests tests = live_tests(pair.a, pair.b, ring_pairs);
     if (tests.points_a != 0 || tests.points_b != 0 || tests.edges != 0) {
       test_leaves(pair, tests, x, thickness, out);
@@ -747,7 +747,7 @@ const ProximityPairs& ProximitySearch::find(const Positions& x, double thickness
     }
 #pragma omp for schedule(dynamic, 64)
     for (std::ptrdiff_t k = 0; k < leaf_pair_count; ++k) {
-      const LeafPair& pair = leaf_pairs_[k];
+      const CloseLeafPair& pair = leaf_pairs_[k];
       if (!moved_leaves_.empty() && (leaf_moved_[pair.a] || leaf_moved_[pair.b])) continue;
       if (!meet(leaf_boxes_[pair.a], leaf_boxes_[pair.b])) continue;
       errors.run([&] {

@@ -1,7 +1,10 @@
 #include "untangle/scenes.hpp"
 
+#include <array>
 #include <cmath>
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 
 #include "untangle/portable_math.hpp"
 
@@ -111,12 +114,38 @@ Scene two_sheets() {
   return scene;
 }
 
+namespace {
+
+struct NamedScene {
+  std::string_view name;
+  Scene (*make)();
+};
+
+constexpr std::array<NamedScene, 3> kScenes{{{"tangled-start", tangled_start},
+                                             {"dropped-cloth", dropped_cloth},
+                                             {"two-sheets", two_sheets}}};
+
+constexpr auto kSceneNames = [] {
+  std::array<std::string_view, kScenes.size()> names{};
+  for (std::size_t i = 0; i < kScenes.size(); ++i) names[i] = kScenes[i].name;
+  return names;
+}();
+
+}  // namespace
+
+std::span<const std::string_view> scene_names() {
+  return kSceneNames;
+}
+
 Scene make_scene(std::string_view name) {
-  if (name == "tangled-start") return tangled_start();
-  if (name == "dropped-cloth") return dropped_cloth();
-  if (name == "two-sheets") return two_sheets();
-  throw std::invalid_argument("unknown scene \"" + std::string(name) +
-                              "\" (tangled-start, dropped-cloth, two-sheets)");
+  for (const NamedScene& scene : kScenes) {
+    if (scene.name == name) return scene.make();
+  }
+  std::string known;
+  for (const std::string_view scene_name : kSceneNames) {
+    known += (known.empty() ? "" : ", ") + std::string(scene_name);
+  }
+  throw std::invalid_argument("unknown scene \"" + std::string(name) + "\" (" + known + ")");
 }
 
 namespace {

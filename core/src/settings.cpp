@@ -8,15 +8,8 @@
 namespace untangle {
 namespace {
 
-struct MethodName {
-  Method method;
-  std::string_view name;
-};
-
-constexpr std::array<MethodName, 4> kMethodNames{{{Method::kIcm, "icm"},
-                                                  {Method::kKikuchi, "kikuchi"},
-                                                  {Method::kYe, "ye"},
-                                                  {Method::kBuffet, "buffet"}}};
+// In the order of Method's values.
+constexpr std::array<std::string_view, 4> kMethodNames{"icm", "kikuchi", "ye", "buffet"};
 
 // Ranges are wide on purpose: they reject what cannot work (negative, NaN, absurd), not what
 // is merely unusual, so callers can still experiment.
@@ -34,23 +27,29 @@ void check_range(std::string_view field, double value, double low, double high,
 }  // namespace
 
 std::string_view method_name(Method method) {
-  for (const MethodName& entry : kMethodNames) {
-    if (entry.method == method) return entry.name;
-  }
-  return "unknown";
+  const auto index = static_cast<std::size_t>(method);
+  return index < kMethodNames.size() ? kMethodNames[index] : "unknown";
 }
 
 std::optional<Method> method_from_name(std::string_view name) {
-  for (const MethodName& entry : kMethodNames) {
-    if (entry.name == name) return entry.method;
+  for (std::size_t i = 0; i < kMethodNames.size(); ++i) {
+    if (kMethodNames[i] == name) return static_cast<Method>(i);
   }
   return std::nullopt;
+}
+
+std::span<const std::string_view> method_names() {
+  return kMethodNames;
 }
 
 void validate(const Settings& settings) {
   const int method = static_cast<int>(settings.method);
   if (method < 0 || method >= static_cast<int>(kMethodNames.size())) {
-    throw std::invalid_argument("method must be one of icm, kikuchi, ye, buffet, got " +
+    std::string known;
+    for (const std::string_view name : kMethodNames) {
+      known += (known.empty() ? "" : ", ") + std::string(name);
+    }
+    throw std::invalid_argument("method must be one of " + known + ", got " +
                                 std::to_string(method));
   }
   check_range("response_strength", settings.response_strength, 0, 100);

@@ -10,11 +10,11 @@
 #include <stdexcept>
 #include <string>
 
-#include "thread_scope.hpp"
 #include "untangle/detection.hpp"
 #include "untangle/gia.hpp"
 #include "untangle/responses/icm.hpp"
 #include "untangle/solver.hpp"
+#include "untangle/thread_scope.hpp"
 
 namespace untangle {
 namespace {

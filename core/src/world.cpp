@@ -8,9 +8,9 @@
 #include <string>
 #include <utility>
 
-#include "thread_scope.hpp"
 #include "untangle/approach_filter.hpp"
 #include "untangle/solver.hpp"
+#include "untangle/thread_scope.hpp"
 
 namespace untangle {
 namespace {

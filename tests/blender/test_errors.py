@@ -39,7 +39,7 @@ def scene_state():
 
 
 def test_library_that_fails_to_load():
-    # Runs first: native.py caches a library only once it loaded one.
+    # Runs first: loader.py caches a library only once it loaded one.
     h.empty_scene()
     bad = os.path.join(h.temporary_folder(), "libuntangle.so")
     with open(bad, "w") as stream:

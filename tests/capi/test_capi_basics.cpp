@@ -1,5 +1,7 @@
-// Version, status names, settings defaults and the thread count through the C ABI.
+// Version, status names, method and scene names, settings defaults and the thread count through
+// the C ABI.
 #include <thread>
+#include <utility>
 
 #include "fixtures.hpp"
 
@@ -56,6 +58,32 @@ TEST(CapiBasics, SceneSettings) {
   ASSERT_EQ(ut_scene_settings("dropped-cloth", &s), UT_OK) << last_error();
   EXPECT_DOUBLE_EQ(s.thickness, 0.02);
   EXPECT_EQ(ut_scene_settings("no-such-scene", &s), UT_ERROR_INVALID_ARGUMENT);
+}
+
+// Property: the name lists are the header's: methods by UtMethod value, each scene name one
+// that ut_scene_settings knows, and an index past the end (or a NULL out-pointer) is refused.
+TEST(CapiBasics, MethodAndSceneNames) {
+  const char* name = nullptr;
+  const std::pair<int32_t, const char*> methods[] = {{UT_METHOD_ICM, "icm"},
+                                                     {UT_METHOD_KIKUCHI, "kikuchi"},
+                                                     {UT_METHOD_YE, "ye"},
+                                                     {UT_METHOD_BUFFET, "buffet"}};
+  for (const auto& [value, expected] : methods) {
+    ASSERT_EQ(ut_method_name(value, &name), UT_OK);
+    EXPECT_STREQ(name, expected);
+  }
+  EXPECT_EQ(ut_method_name(4, &name), UT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(ut_method_name(-1, &name), UT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(ut_method_name(0, nullptr), UT_ERROR_INVALID_ARGUMENT);
+  int32_t scenes = 0;
+  while (ut_scene_name(scenes, &name) == UT_OK) {
+    UtSettings settings = default_settings();
+    EXPECT_EQ(ut_scene_settings(name, &settings), UT_OK) << name;
+    ++scenes;
+  }
+  EXPECT_EQ(scenes, 3);
+  ASSERT_EQ(ut_scene_name(0, &name), UT_OK);
+  EXPECT_STREQ(name, "tangled-start");
 }
 
 TEST(CapiBasics, ThreadCount) {

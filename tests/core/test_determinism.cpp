@@ -9,6 +9,7 @@
 #include <cstring>
 #include <string>
 
+#include "untangle/scenes.hpp"
 #include "untangle/world.hpp"
 
 namespace untangle {

@@ -6,6 +6,7 @@
 #include <string>
 #include <tuple>
 
+#include "untangle/scenes.hpp"
 #include "untangle/world.hpp"
 
 namespace untangle {

@@ -9,6 +9,7 @@
 
 #include "support/brute_force.hpp"
 #include "untangle/narrow_phase.hpp"
+#include "untangle/scenes.hpp"
 #include "untangle/world.hpp"
 
 namespace untangle {

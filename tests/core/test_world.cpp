@@ -11,6 +11,7 @@
 #include "support/brute_force.hpp"
 #include "support/crumpled_mesh.hpp"
 #include "untangle/proximity.hpp"
+#include "untangle/scenes.hpp"
 #include "untangle/world.hpp"
 
 namespace untangle {

@@ -1,24 +1,39 @@
-"""Shared fixtures of the binding tests: native.py loaded by path (the add-on package's
-__init__ imports bpy), quad grids, and the two hand-built configurations of tests/capi."""
+"""Shared fixtures of the binding tests: the add-on's bindings (native.py and the modules it
+re-exports) imported without the package's __init__, which imports bpy; quad grids, and the two
+hand-built configurations of tests/capi."""
 
-import importlib.util
+import importlib
+import itertools
 import math
 import os
 import sys
+import types
 
 import numpy as np
 
-_NATIVE_PATH = os.path.join(
-    os.path.dirname(os.path.abspath(__file__)), "..", "..", "blender_addon", "cloth_untangle", "native.py"
+_ADDON_DIR = os.path.normpath(
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "blender_addon", "cloth_untangle")
 )
+_fresh_packages = itertools.count()
+
+
+def load_addon_module(name, package="cloth_untangle"):
+    """The add-on module `name` (native, loader, ...) as a submodule of `package`: a bare package
+    object stands in for the add-on's __init__, so the bindings' relative imports work."""
+    if package not in sys.modules:
+        stand_in = types.ModuleType(package)
+        stand_in.__path__ = [_ADDON_DIR]
+        sys.modules[package] = stand_in
+    return importlib.import_module(f"{package}.{name}")
+
+
+def load_fresh_addon_module(name):
+    """Like load_addon_module, under a package of its own: nothing cached from other tests."""
+    return load_addon_module(name, f"cloth_untangle_fresh_{next(_fresh_packages)}")
 
 
 def load_native():
-    spec = importlib.util.spec_from_file_location("cloth_untangle_native", os.path.normpath(_NATIVE_PATH))
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
-    spec.loader.exec_module(module)
-    return module
+    return load_addon_module("native")
 
 
 native = load_native()

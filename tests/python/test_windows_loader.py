@@ -1,4 +1,4 @@
-"""native.py's Windows loading path, run on Linux: no Windows Python is packaged by Debian, so
+"""loader.py's Windows loading path, run on Linux: no Windows Python is packaged by Debian, so
 the calls Windows would make are recorded instead (sys.platform set to "win32", ctypes.CDLL
 and os.add_dll_directory replaced). The DLL itself is tested under Wine (tests/windows).
 
@@ -13,7 +13,7 @@ import tempfile
 import unittest
 from unittest import mock
 
-from support import load_native
+from support import load_fresh_addon_module
 
 
 class FakeFunction:
@@ -47,7 +47,7 @@ class DllDirectory:
 
 class WindowsLoader(unittest.TestCase):
     def setUp(self):
-        self.native = load_native()  # a fresh module: nothing cached from other tests
+        self.loader = load_fresh_addon_module("loader")  # nothing cached from other tests
         self.folder = tempfile.TemporaryDirectory()
         self.package = os.path.join(self.folder.name, "cloth_untangle")
         self.lib = os.path.join(self.package, "lib")
@@ -71,12 +71,12 @@ class WindowsLoader(unittest.TestCase):
         with mock.patch.dict(os.environ, environment or {}):
             if not environment:
                 os.environ.pop("CLOTH_UNTANGLE_LIB", None)  # restored by patch.dict
-            with mock.patch.object(self.native.sys, "platform", "win32"), \
-                    mock.patch.object(self.native, "_package_dir", lambda: self.package), \
-                    mock.patch.object(self.native.os, "add_dll_directory", self.add_dll_directory,
+            with mock.patch.object(self.loader.sys, "platform", "win32"), \
+                    mock.patch.object(self.loader, "_package_dir", lambda: self.package), \
+                    mock.patch.object(self.loader.os, "add_dll_directory", self.add_dll_directory,
                                       create=True), \
-                    mock.patch.object(self.native.ctypes, "CDLL", cdll):
-                return self.native.load()
+                    mock.patch.object(self.loader.ctypes, "CDLL", cdll):
+                return self.loader.load()
 
     def recording_cdll(self, error=None):
         def cdll(path):
@@ -88,18 +88,18 @@ class WindowsLoader(unittest.TestCase):
         return cdll
 
     def test_library_names_per_platform(self):
-        self.assertEqual(self.native.library_file_name("win32"), "libuntangle.dll")
-        self.assertEqual(self.native.library_file_name("linux"), "libuntangle.so")
-        self.assertEqual(self.native.library_file_name("darwin"), "libuntangle.dylib")
+        self.assertEqual(self.loader.library_file_name("win32"), "libuntangle.dll")
+        self.assertEqual(self.loader.library_file_name("linux"), "libuntangle.so")
+        self.assertEqual(self.loader.library_file_name("darwin"), "libuntangle.dylib")
 
     def test_search_order_on_windows(self):
-        with mock.patch.object(self.native, "_package_dir", lambda: self.package), \
+        with mock.patch.object(self.loader, "_package_dir", lambda: self.package), \
                 mock.patch.dict(os.environ, {"CLOTH_UNTANGLE_LIB": r"C:\tools\libuntangle.dll"}):
-            self.assertEqual(self.native.library_path_candidates("win32"),
+            self.assertEqual(self.loader.library_path_candidates("win32"),
                              [r"C:\tools\libuntangle.dll", os.path.join(self.lib, "libuntangle.dll")])
-        with mock.patch.object(self.native, "_package_dir", lambda: self.package), \
+        with mock.patch.object(self.loader, "_package_dir", lambda: self.package), \
                 mock.patch.dict(os.environ, {}, clear=True):
-            self.assertEqual(self.native.library_path_candidates("win32"),
+            self.assertEqual(self.loader.library_path_candidates("win32"),
                              [os.path.join(self.lib, "libuntangle.dll")])
 
     def test_dll_folder_is_added_before_the_dll_is_loaded_by_full_path(self):
@@ -111,12 +111,12 @@ class WindowsLoader(unittest.TestCase):
         # Kept open while the library is loaded: its runtime DLLs may load later.
         self.assertEqual(len(self.directories), 1)
         self.assertFalse(self.directories[0].closed)
-        self.assertIn(self.directories[0], self.native._dll_directories)
+        self.assertIn(self.directories[0], self.loader._dll_directories)
 
     def test_failed_load_lists_every_path_and_closes_the_folder(self):
         missing = os.path.join(self.folder.name, "elsewhere", "libuntangle.dll")
         error = "[WinError 126] The specified module could not be found"
-        with self.assertRaises(self.native.LibraryNotFound) as caught:
+        with self.assertRaises(self.loader.LibraryNotFound) as caught:
             self.run_load(self.recording_cdll(error), {"CLOTH_UNTANGLE_LIB": missing})
         message = caught.exception.message
         self.assertIn(f"{missing}: no such file", message)
@@ -125,15 +125,15 @@ class WindowsLoader(unittest.TestCase):
         self.assertIn("CLOTH_UNTANGLE_LIB", message)
         self.assertEqual(len(self.directories), 1)
         self.assertTrue(self.directories[0].closed)
-        self.assertEqual(self.native._dll_directories, [])
+        self.assertEqual(self.loader._dll_directories, [])
 
     def test_linux_does_not_add_dll_folders(self):
         calls = []
-        with mock.patch.object(self.native.sys, "platform", "linux"), \
-                mock.patch.object(self.native.os, "add_dll_directory", lambda p: calls.append(p),
+        with mock.patch.object(self.loader.sys, "platform", "linux"), \
+                mock.patch.object(self.loader.os, "add_dll_directory", lambda p: calls.append(p),
                                   create=True), \
-                mock.patch.object(self.native.ctypes, "CDLL", FakeCdll):
-            self.native._load_cdll(os.path.join(self.lib, "libuntangle.so"))
+                mock.patch.object(self.loader.ctypes, "CDLL", FakeCdll):
+            self.loader._load_cdll(os.path.join(self.lib, "libuntangle.so"))
         self.assertEqual(calls, [])
 
 

@@ -96,7 +96,9 @@ class ProximitySearch {
     SkipMasks ring;          // sharing a polygon
     SkipMasks shared;        // sharing a vertex (ring_pairs)
   };
-  struct LeafPair {
+  // Two BVH leaves whose volumes, inflated by the thickness, overlap: their primitives are
+  // tested for close pairs.
+  struct CloseLeafPair {
     Index a, b;  // a < b
   };
   // The tests of a leaf pair (a < b) that the neighbour rule keeps, as bits like those of Skips.
@@ -120,8 +122,8 @@ class ProximitySearch {
   template <typename Visit>
   void children(Task task, Visit&& visit) const;
   LiveTests live_tests(Index a, Index b, bool ring_pairs) const;
-  void run(Task task, std::vector<LeafPair>& out) const;
-  void test_leaves(const LeafPair& pair, const LiveTests& tests, const Positions& x,
+  void run(Task task, std::vector<CloseLeafPair>& out) const;
+  void test_leaves(const CloseLeafPair& pair, const LiveTests& tests, const Positions& x,
                    double thickness, ProximityPairs& out) const;
 
   const Bvh* bvh_;
@@ -140,7 +142,7 @@ class ProximitySearch {
   // The leaf pairs of the last walk of the trees, at walked_positions_, for walked_thickness_.
   // Their tests under the neighbour rule are worked out in the search, for the pairs whose
   // boxes meet: most pairs of a walk are farther apart than the thickness.
-  std::vector<LeafPair> leaf_pairs_;
+  std::vector<CloseLeafPair> leaf_pairs_;
   // Per leaf pair of the walk, its tests under the neighbour rule of live_ring_pairs_, worked
   // out when its boxes first meet: the searches that reuse a walk meet mostly the same pairs.
   std::vector<LiveTests> live_;
@@ -160,7 +162,7 @@ class ProximitySearch {
   std::vector<std::vector<Index>> stacks_;  // per thread, for the look-ups
   // Kept between calls, so a search allocates nothing once warm.
   std::vector<Task> tasks_, next_tasks_;
-  std::vector<std::vector<LeafPair>> thread_leaf_pairs_;
+  std::vector<std::vector<CloseLeafPair>> thread_leaf_pairs_;
   std::vector<ProximityPairs> found_;  // per thread
   ProximityPairs result_;
 };

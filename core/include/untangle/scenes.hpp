@@ -1,44 +1,25 @@
-// Scenes: pure functions returning the description of the three reference scenes of the SPEC
-// (tangled start, dropped cloth, two sheets). A description is also what the C ABI builds a
-// world from when the caller brings its own meshes.
+// Scenes: pure functions returning the description (world_def.hpp) of the three reference
+// scenes of the SPEC (tangled start, dropped cloth, two sheets). Demo content above the world:
+// nothing in the frame pipeline includes this header.
 #pragma once
 
 #include <cstdint>
-#include <optional>
-#include <string>
+#include <span>
 #include <string_view>
 
-#include "untangle/mesh.hpp"
-#include "untangle/settings.hpp"
+#include "untangle/world_def.hpp"
 
 namespace untangle {
-
-struct Sphere {
-  Vec3 center = Vec3::Zero();
-  double radius = 1;
-};
-
-struct Scene {
-  std::string name;
-  std::vector<PolygonMesh> pieces;   // positions here are the rest shape
-  Positions initial_positions;       // empty = the rest shape
-  Positions initial_velocities;      // empty = zero
-  std::vector<double> inverse_mass;  // per global vertex, 0 = pinned; empty = all 1
-  std::vector<Sphere> spheres;
-  std::optional<double> ground_height;  // z of the ground plane (z is up)
-  Settings settings;
-  Index grid_columns = 0;  // for grid scenes: particles per row of each piece (0: not a grid)
-  // A soft pull of every free particle toward these positions (the untangler's "keep the input
-  // shape"), as a fraction of the remaining distance per frame; empty = none.
-  Positions pull_targets;
-  double pull_stiffness = 0;
-};
 
 Scene tangled_start();
 Scene dropped_cloth();
 Scene two_sheets();
 
-// "tangled-start", "dropped-cloth", "two-sheets"; throws std::invalid_argument otherwise.
+// The built-in scenes' names ("tangled-start", "dropped-cloth", "two-sheets"): the one list the
+// C ABI, the CLI and the add-on read.
+std::span<const std::string_view> scene_names();
+
+// One of scene_names(); throws std::invalid_argument otherwise.
 Scene make_scene(std::string_view name);
 
 // Moves the scene's start (its initial positions, or the rest shape) by up to `fraction` of the

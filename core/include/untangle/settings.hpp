@@ -3,6 +3,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string_view>
 
@@ -14,6 +15,9 @@ enum class Method { kIcm = 0, kKikuchi = 1, kYe = 2, kBuffet = 3 };
 
 std::string_view method_name(Method method);                    // "icm", "kikuchi", "ye", "buffet"
 std::optional<Method> method_from_name(std::string_view name);  // nullopt when unknown
+// Every method's name, in the order of Method's values: the one list the C ABI, the CLI and the
+// add-on read.
+std::span<const std::string_view> method_names();
 
 struct Settings {
   bool untangle = true;

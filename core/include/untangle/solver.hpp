@@ -11,7 +11,7 @@
 #include "untangle/gia.hpp"
 #include "untangle/proximity.hpp"
 #include "untangle/response.hpp"
-#include "untangle/scenes.hpp"
+#include "untangle/world_def.hpp"
 
 namespace untangle {
 

@@ -8,7 +8,7 @@
 
 #include "untangle/detection.hpp"
 #include "untangle/response.hpp"
-#include "untangle/scenes.hpp"
+#include "untangle/world_def.hpp"
 
 namespace untangle {
 

@@ -179,8 +179,8 @@ Displacement KikuchiResponse::compute(const ResponseInput& input) {
   Displacement out;
   // The proximity push is kept, as the method has it, except on the particles of pairs whose
   // valid side is known from history: a push there that opposes the move takes the pair back
-  // through (measured on the two-sheet scene: 35 pairs per frame with it, 3 without it, 21
-  // with no response at all). With only the fixed default side, the push is as good a guess.
+  // through (on the two sheets, more pairs are left with it than with no response at all). With
+  // only the fixed default side, the push is as good a guess.
   out.drop_opposing_proximity = true;
   std::vector<int> count(mesh.vertex_count(), 0);
   std::vector<std::uint8_t> side_known(mesh.vertex_count(), 0);

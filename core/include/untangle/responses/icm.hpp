@@ -13,8 +13,8 @@ namespace untangle {
 
 struct IcmOptions {
   // Weight of the normal term of the hit gradient: 1 in Volino 2006, 2 in Ye & Zhao 2012. 2 is
-  // kept: over 400 frames the mean pairs of the second half are 0.04 (dropped cloth) and 0.025
-  // (two sheets) with 2, 0.115 and 0.06 with 1; the tangled start stays clean only with 2.
+  // kept: it leaves fewer pairs on the scenes than 1, and the tangled start stays clean only
+  // with 2.
   double normal_term = 2.0;
   double g0 = 4.0;  // H = h0 D / sqrt(|D|^2 + g0^2) (SPEC)
   // A contour whose length has not dropped by shrink_fraction for this many frames is stuck.

@@ -1,26 +1,17 @@
-// io: the two file formats the tools exchange with other programs. Wavefront OBJ carries the
-// cloth's polygons (its `o`/`g` groups become pieces); PC2 (Blender's Mesh Cache "POINTCACHE2")
-// carries one float32 xyz position per vertex per frame. Parsing never trusts the file.
+// OBJ: the Wavefront file that carries the cloth's polygons to and from other programs; its
+// `o`/`g` groups become pieces. Parsing never trusts the file.
 #pragma once
 
-#include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <iosfwd>
 #include <span>
-#include <stdexcept>
 #include <string>
+#include <vector>
 
+#include "untangle/io/io_error.hpp"
 #include "untangle/mesh.hpp"
 
 namespace untangle {
-
-// Thrown for a file that cannot be read or written or whose content is malformed; the message
-// names the file and, for OBJ, the line ("cloth.obj:12: face corner 7 ...").
-class IoError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 // An OBJ file as written: every vertex in file order, faces with absolute 0-based indices
 // (texture and normal indices are kNoIndex where a corner has none) and named face groups.
@@ -89,41 +80,5 @@ void scatter_positions(const ObjPieces& pieces, const Positions& positions, ObjM
 // vertex order is the pieces' global order, as a PC2 cache of all pieces needs).
 ObjMesh obj_from_pieces(std::span<const PolygonMesh> pieces, std::span<const std::string> names,
                         const std::string& object_name = "");
-
-// A PC2 point cache. start_frame and sampling (frames between samples) are the header's floats.
-struct PointCache {
-  std::size_t vertex_count = 0;
-  float start_frame = 0;
-  float sampling = 1;
-  std::vector<Positions> frames;
-};
-
-// Throws IoError for a wrong signature or version, a negative count, a size that does not
-// match the header (truncated or with trailing bytes) and non-finite header or coordinates.
-PointCache read_pc2(const std::filesystem::path& path);
-// Throws IoError when a frame does not have vertex_count positions or a value does not fit.
-void write_pc2(const std::filesystem::path& path, const PointCache& cache);
-
-// Writes a PC2 file frame by frame, so a long run need not keep every frame in memory. The
-// header's frame count is patched by finish() (also from the destructor, which cannot report).
-class Pc2Writer {
- public:
-  Pc2Writer(const std::filesystem::path& path, std::size_t vertex_count, float start_frame = 0,
-            float sampling = 1);
-  ~Pc2Writer();
-  Pc2Writer(const Pc2Writer&) = delete;
-  Pc2Writer& operator=(const Pc2Writer&) = delete;
-
-  void append(const Positions& frame);
-  void finish();
-  std::size_t frame_count() const { return frame_count_; }
-
- private:
-  std::filesystem::path path_;
-  std::ofstream out_;
-  std::size_t vertex_count_;
-  std::size_t frame_count_ = 0;
-  bool finished_ = false;
-};
 
 }  // namespace untangle

@@ -1,4 +1,5 @@
-// ThreadScope: the one place where a call of the engine sets its OpenMP team size.
+// Threads: the one place where the OpenMP team size is set: the process default (the C ABI's
+// ut_set_threads) and, around each call of the engine, a world's or a call's own setting.
 #pragma once
 
 #include <omp.h>
@@ -30,5 +31,22 @@ class ThreadScope {
   int previous_;
   bool active_;
 };
+
+// OpenMP's default team size before anything here changed it, so that 0 can restore it.
+inline int initial_default_threads() {
+  static const int kInitial = omp_get_max_threads();
+  return kInitial;
+}
+
+// The team size of work started from the calling thread when a call asks for none (threads = 0
+// in its settings); 0 restores OpenMP's own default.
+inline void set_default_threads(int threads) {
+  const int initial = initial_default_threads();
+  omp_set_num_threads(threads == 0 ? initial : threads);
+}
+
+inline int default_threads() {
+  return omp_get_max_threads();
+}
 
 }  // namespace untangle
