@@ -1,0 +1,117 @@
+// BVH build: the trees (median split of leaf centroids), the leaves' corners, then the disk
+// topology and a first refit.
+#include <algorithm>
+#include <array>
+#include <limits>
+#include <stdexcept>
+
+#include "bvh_internal.hpp"
+
+namespace untangle {
+
+using bvh_detail::check_positions;
+using bvh_detail::kSplitDepth;
+
+Bvh::Bvh(const ClothMesh& mesh, const Positions& positions) : mesh_(&mesh) {
+  check_positions(mesh, positions);
+  const std::size_t leaf_count = mesh.leaves.size();
+  std::vector<std::array<double, Kdop18::kAxes>> centroids(leaf_count);
+  for (std::size_t l = 0; l < leaf_count; ++l) {
+    Vec3 sum = Vec3::Zero();
+    int corners = 0;
+    for (Index t : mesh.leaves[l]) {
+      if (t == kNoIndex) continue;
+      for (Index v : mesh.triangles[t]) sum += positions[v];
+      corners += 3;
+    }
+    centroids[l] = Kdop18::project(sum / corners);
+  }
+  std::vector<std::vector<Index>> piece_leaves(mesh.piece_count());
+  for (std::size_t l = 0; l < leaf_count; ++l) {
+    piece_leaves[mesh.triangle_piece[mesh.leaves[l][0]]].push_back(static_cast<Index>(l));
+  }
+  nodes_.reserve(2 * leaf_count);
+  for (std::size_t p = 0; p < piece_leaves.size(); ++p) {
+    auto& ids = piece_leaves[p];
+    roots_.push_back(ids.empty() ? kNoIndex
+                                 : build_node(ids, 0, ids.size(), kNoIndex, static_cast<Index>(p),
+                                              0, centroids));
+  }
+  leaf_corners_.resize(leaf_count);
+  leaf_second_.assign(leaf_count, kLoneTriangle);
+  for (std::size_t l = 0; l < leaf_count; ++l) {
+    const auto& first = mesh.triangles[mesh.leaves[l][0]];
+    std::array<Index, 4>& corners = leaf_corners_[l];
+    corners = {first[0], first[1], first[2], first[0]};
+    if (mesh.leaves[l][1] == kNoIndex) continue;
+    std::size_t count = 3;
+    for (Index v : mesh.triangles[mesh.leaves[l][1]]) {
+      if (v == first[0] || v == first[1] || v == first[2]) continue;
+      if (count == corners.size()) throw std::logic_error("Bvh: a leaf's triangles share no edge");
+      corners[count++] = v;
+    }
+    // The second triangle's corners in its own order, as slots 0-3 of `corners`, 2 bits each.
+    std::uint8_t slots = 0;
+    const auto& second = mesh.triangles[mesh.leaves[l][1]];
+    for (int k = 2; k >= 0; --k) {
+      const auto slot = std::find(corners.begin(), corners.end(), second[k]) - corners.begin();
+      slots = static_cast<std::uint8_t>((slots << 2) | slot);
+    }
+    leaf_second_[l] = slots;
+  }
+  traversal_nodes_.resize(nodes_.size());
+  for (std::size_t n = 0; n < nodes_.size(); ++n) {
+    traversal_nodes_[n].left = nodes_[n].left;
+    traversal_nodes_[n].right = nodes_[n].right;
+    traversal_nodes_[n].leaf = nodes_[n].leaf;
+  }
+  find_disks();
+  refit(positions, 0.0);
+}
+
+Index Bvh::build_node(std::vector<Index>& leaf_ids, std::size_t begin, std::size_t end,
+                      Index parent, Index piece, std::size_t depth,
+                      const std::vector<std::array<double, Kdop18::kAxes>>& centroids) {
+  const Index index = static_cast<Index>(nodes_.size());
+  nodes_.emplace_back();
+  subtree_end_.push_back(kNoIndex);  // set once the children are built
+  nodes_[index].parent = parent;
+  nodes_[index].piece = piece;
+  if (depth < kSplitDepth) top_nodes_.push_back(index);
+  if (depth == kSplitDepth) subtree_roots_.push_back(index);
+  if (end - begin == 1) {
+    nodes_[index].leaf = leaf_ids[begin];
+    subtree_end_[index] = index + 1;
+    return index;
+  }
+  std::array<double, Kdop18::kAxes> lo, hi;
+  lo.fill(std::numeric_limits<double>::infinity());
+  hi.fill(-std::numeric_limits<double>::infinity());
+  for (std::size_t i = begin; i < end; ++i) {
+    const auto& c = centroids[leaf_ids[i]];
+    for (int k = 0; k < Kdop18::kAxes; ++k) {
+      lo[k] = std::min(lo[k], c[k]);
+      hi[k] = std::max(hi[k], c[k]);
+    }
+  }
+  int axis = 0;
+  for (int k = 1; k < Kdop18::kAxes; ++k) {
+    if (hi[k] - lo[k] > hi[axis] - lo[axis]) axis = k;
+  }
+  const std::size_t middle = begin + (end - begin) / 2;
+  // Ties broken by leaf index: the split is a pure function of the input.
+  std::nth_element(leaf_ids.begin() + static_cast<std::ptrdiff_t>(begin),
+                   leaf_ids.begin() + static_cast<std::ptrdiff_t>(middle),
+                   leaf_ids.begin() + static_cast<std::ptrdiff_t>(end), [&](Index a, Index b) {
+                     const double ca = centroids[a][axis], cb = centroids[b][axis];
+                     return ca < cb || (ca == cb && a < b);
+                   });
+  const Index left = build_node(leaf_ids, begin, middle, index, piece, depth + 1, centroids);
+  const Index right = build_node(leaf_ids, middle, end, index, piece, depth + 1, centroids);
+  nodes_[index].left = left;
+  nodes_[index].right = right;
+  subtree_end_[index] = static_cast<Index>(nodes_.size());
+  return index;
+}
+
+}  // namespace untangle
