@@ -170,6 +170,26 @@ int write_objs(const std::filesystem::path& dir) {
   return 0;
 }
 
+// FNV-1a over the bytes of a list: the output's fingerprint, to compare builds and thread counts.
+template <class T>
+std::uint64_t fnv(const std::vector<T>& items, std::uint64_t h = 14695981039346656037ull) {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(items.data());
+  for (std::size_t i = 0; i < items.size() * sizeof(T); ++i) h = (h ^ bytes[i]) * 1099511628211ull;
+  return h;
+}
+
+std::uint64_t fingerprint(const Detection& d) {
+  const Intersections& found = d.intersections();
+  std::uint64_t h = fnv(found.pairs);
+  h = fnv(found.hits, h);
+  h = fnv(found.segments, h);
+  h = fnv(found.culled_nodes, h);
+  for (const Contour& c : d.contours().contours) {
+    h = fnv(c.segments, fnv(c.hits, fnv(c.side0_triangles, fnv(c.hit_edge_on_side0, h))));
+  }
+  return h;
+}
+
 void print_stages(const char* label, const DetectionSeconds& s) {
   std::printf("%-6s refit %8.3f  broad %8.3f  narrow %8.3f  contours %8.3f  total %8.3f ms\n",
               label, 1e3 * s.refit, 1e3 * s.broad, 1e3 * s.narrow, 1e3 * s.contours,
@@ -195,6 +215,7 @@ int time_obj(const char* path, int repeat, int threads) {
               mesh.triangle_count(), detection.intersections().pairs.size(),
               detection.intersections().hits.size(), detection.contours().contours.size(),
               detection.intersections().candidate_pairs);
+  std::printf("fingerprint %016llx\n", static_cast<unsigned long long>(fingerprint(detection)));
   std::printf("one-shot %8.3f ms: mesh %8.3f  bvh %8.3f  first detection %8.3f ms\n",
               1e3 * (t3 - t0), 1e3 * (t1 - t0), 1e3 * (t2 - t1), 1e3 * (t3 - t2));
   print_stages("first", detection.seconds());
