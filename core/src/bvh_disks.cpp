@@ -3,8 +3,9 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
-#include <iterator>
+#include <optional>
 #include <utility>
 
 #include "bvh_internal.hpp"
@@ -17,47 +18,77 @@ namespace {
 // Topological summary of a node's region, combined bottom-up at build time.
 struct RegionTopology {
   std::int64_t vertices = 0, edges = 0, faces = 0;
-  bool connected = false;
   bool manifold = false;      // every edge has at most two triangles, all triangles detectable
   std::vector<Index> border;  // sorted edge indices with exactly one triangle in the region
 };
 
-// Unique vertices of a sorted edge list.
-std::vector<Index> border_vertices(const ClothMesh& mesh, const std::vector<Index>& border) {
-  std::vector<Index> vertices;
-  vertices.reserve(2 * border.size());
-  for (Index e : border) {
-    vertices.push_back(mesh.edges[e].vertices[0]);
-    vertices.push_back(mesh.edges[e].vertices[1]);
+// Per-vertex working memory, one per thread: a vertex's entries count only while its stamp is
+// the current one, so nothing is cleared between nodes and no node sorts its border vertices.
+struct VertexScratch {
+  explicit VertexScratch(std::size_t vertex_count)
+      : stamp(vertex_count, 0), degree(vertex_count, 0), edges(vertex_count) {}
+  std::uint32_t next() { return ++current; }
+  std::vector<std::uint32_t> stamp;
+  std::vector<std::uint8_t> degree;
+  std::vector<std::array<Index, 2>> edges;  // the first two border edges at the vertex
+  std::uint32_t current = 0;
+};
+
+// At most six items: an insertion sort (std::sort over a part of a std::array trips GCC 12's
+// array-bounds warning).
+void sort_few(std::array<Index, 6>& items, std::size_t count) {
+  for (std::size_t i = 1; i < count; ++i) {
+    for (std::size_t j = i; j > 0 && items[j] < items[j - 1]; --j)
+      std::swap(items[j], items[j - 1]);
   }
-  std::sort(vertices.begin(), vertices.end());
-  vertices.erase(std::unique(vertices.begin(), vertices.end()), vertices.end());
-  return vertices;
+}
+
+// The distinct vertices of border a that are also on border b.
+std::int64_t shared_vertex_count(const ClothMesh& mesh, const std::vector<Index>& a,
+                                 const std::vector<Index>& b, VertexScratch& scratch) {
+  const std::uint32_t on_a = scratch.next();
+  for (Index e : a) {
+    for (Index v : mesh.edges[e].vertices) scratch.stamp[v] = on_a;
+  }
+  const std::uint32_t counted = scratch.next();
+  std::int64_t count = 0;
+  for (Index e : b) {
+    for (Index v : mesh.edges[e].vertices) {
+      if (scratch.stamp[v] == on_a) {
+        scratch.stamp[v] = counted;
+        ++count;
+      }
+    }
+  }
+  return count;
 }
 
 // One closed loop without repeated vertices: every vertex has two border edges and a walk
 // from the first edge visits all of them. If so and `walk` is given, it receives the edges in
 // walking order, each with the vertex the walk enters it at.
 bool is_single_simple_loop(const ClothMesh& mesh, const std::vector<Index>& border,
+                           VertexScratch& scratch,
                            std::vector<std::pair<Index, Index>>* walk = nullptr) {
   if (border.size() < 3) return false;
-  std::vector<std::pair<Index, Index>> incidence;  // (vertex, edge)
-  incidence.reserve(2 * border.size());
+  const std::uint32_t stamp = scratch.next();
   for (Index e : border) {
-    incidence.emplace_back(mesh.edges[e].vertices[0], e);
-    incidence.emplace_back(mesh.edges[e].vertices[1], e);
+    for (Index v : mesh.edges[e].vertices) {
+      if (scratch.stamp[v] != stamp) {
+        scratch.stamp[v] = stamp;
+        scratch.degree[v] = 0;
+      }
+      if (scratch.degree[v] == 2) return false;
+      scratch.edges[v][scratch.degree[v]++] = e;
+    }
   }
-  std::sort(incidence.begin(), incidence.end());
-  for (std::size_t i = 0; i < incidence.size(); i += 2) {
-    const bool pair_ok =
-        i + 1 < incidence.size() && incidence[i + 1].first == incidence[i].first &&
-        (i + 2 >= incidence.size() || incidence[i + 2].first != incidence[i].first);
-    if (!pair_ok) return false;
+  for (Index e : border) {
+    for (Index v : mesh.edges[e].vertices) {
+      if (scratch.degree[v] != 2) return false;
+    }
   }
   auto other_edge_at = [&](Index vertex, Index edge) {
-    const auto it =
-        std::lower_bound(incidence.begin(), incidence.end(), std::make_pair(vertex, Index{0}));
-    return it->second == edge ? (it + 1)->second : it->second;
+    const std::array<Index, 2>& at = scratch.edges[vertex];
+    return at[0] == edge ? at[1] : at[0];
   };
   const Index start_edge = border.front();
   Index edge = start_edge;
@@ -116,67 +147,88 @@ void Bvh::find_disks() {
   const std::vector<std::uint8_t> closed = closed_island_triangles(mesh);
   std::vector<RegionTopology> topo(nodes_.size());
   node_is_disk_.assign(nodes_.size(), 0);
-  auto compute = [&](Index n) {
+  auto compute = [&](Index n, VertexScratch& scratch) {
     const BvhNode& node = nodes_[n];
     RegionTopology& r = topo[n];
     if (node.is_leaf()) {
-      std::vector<Index> edges, vertices;
+      std::array<Index, 6> edges{}, vertices{};
+      std::size_t count = 0;
       r.manifold = true;
       for (Index t : mesh.leaves[node.leaf]) {
         if (t == kNoIndex) continue;
-        ++r.faces;
         r.manifold = r.manifold && mesh.triangle_detectable[t] && !closed[t];
-        for (Index e : mesh.triangle_edges[t]) {
-          edges.push_back(e);
+        for (int k = 0; k < 3; ++k) {
+          const Index e = mesh.triangle_edges[t][k];
+          edges[count + k] = e;
+          vertices[count + k] = mesh.triangles[t][k];
           r.manifold = r.manifold && mesh.edges[e].triangle_count <= 2;
         }
-        for (Index v : mesh.triangles[t]) vertices.push_back(v);
+        count += 3;
       }
-      std::sort(edges.begin(), edges.end());
-      std::sort(vertices.begin(), vertices.end());
-      r.vertices = std::unique(vertices.begin(), vertices.end()) - vertices.begin();
+      r.faces = static_cast<std::int64_t>(count / 3);
+      sort_few(edges, count);
+      sort_few(vertices, count);
+      r.vertices = std::unique(vertices.begin(), vertices.begin() + count) - vertices.begin();
       std::size_t shared = 0;
-      for (std::size_t k = 0; k < edges.size(); ++k) {
-        const bool twice = (k + 1 < edges.size() && edges[k + 1] == edges[k]) ||
-                           (k > 0 && edges[k - 1] == edges[k]);
+      for (std::size_t k = 0; k < count; ++k) {
+        const bool twice =
+            (k + 1 < count && edges[k + 1] == edges[k]) || (k > 0 && edges[k - 1] == edges[k]);
         if (!twice) r.border.push_back(edges[k]);
         if (k > 0 && edges[k - 1] == edges[k]) ++shared;
       }
-      r.edges = static_cast<std::int64_t>(edges.size() - shared);
+      r.edges = static_cast<std::int64_t>(count - shared);
     } else {
       RegionTopology& a = topo[node.left];
       RegionTopology& b = topo[node.right];
-      std::vector<Index> shared_edges;
-      std::set_intersection(a.border.begin(), a.border.end(), b.border.begin(), b.border.end(),
-                            std::back_inserter(shared_edges));
-      std::set_symmetric_difference(a.border.begin(), a.border.end(), b.border.begin(),
-                                    b.border.end(), std::back_inserter(r.border));
-      const auto va = border_vertices(mesh, a.border);
-      const auto vb = border_vertices(mesh, b.border);
-      std::vector<Index> shared_vertices;
-      std::set_intersection(va.begin(), va.end(), vb.begin(), vb.end(),
-                            std::back_inserter(shared_vertices));
+      // Symmetric difference of the sorted borders, counting the edges on both.
+      r.border.reserve(a.border.size() + b.border.size());
+      std::int64_t shared_edges = 0;
+      std::size_t i = 0, j = 0;
+      while (i < a.border.size() && j < b.border.size()) {
+        if (a.border[i] < b.border[j]) {
+          r.border.push_back(a.border[i++]);
+        } else if (b.border[j] < a.border[i]) {
+          r.border.push_back(b.border[j++]);
+        } else {
+          ++shared_edges;
+          ++i;
+          ++j;
+        }
+      }
+      r.border.insert(r.border.end(), a.border.begin() + static_cast<std::ptrdiff_t>(i),
+                      a.border.end());
+      r.border.insert(r.border.end(), b.border.begin() + static_cast<std::ptrdiff_t>(j),
+                      b.border.end());
       r.faces = a.faces + b.faces;
-      r.edges = a.edges + b.edges - static_cast<std::int64_t>(shared_edges.size());
-      r.vertices = a.vertices + b.vertices - static_cast<std::int64_t>(shared_vertices.size());
+      r.edges = a.edges + b.edges - shared_edges;
+      r.vertices = a.vertices + b.vertices - shared_vertex_count(mesh, a.border, b.border, scratch);
       r.manifold = a.manifold && b.manifold;
       // The children's borders are no longer needed once the parent is done.
       if (!node_is_disk_[node.left]) std::vector<Index>().swap(a.border);
       if (!node_is_disk_[node.right]) std::vector<Index>().swap(b.border);
     }
-    const bool disk =
-        r.manifold && r.vertices - r.edges + r.faces == 1 && is_single_simple_loop(mesh, r.border);
+    const bool disk = r.manifold && r.vertices - r.edges + r.faces == 1 &&
+                      is_single_simple_loop(mesh, r.border, scratch);
     node_is_disk_[n] = disk ? 1 : 0;
   };
   ParallelErrors errors;
-#pragma omp parallel for schedule(dynamic, 1)
-  for (std::size_t i = 0; i < subtree_roots_.size(); ++i) {
-    errors.run([&] {
-      for (Index n = subtree_end_[subtree_roots_[i]]; n-- > subtree_roots_[i];) compute(n);
-    });
+#pragma omp parallel
+  {
+    // Per thread, touched only where a border reaches: the pages of far vertices stay unmapped.
+    std::optional<VertexScratch> scratch;
+    errors.run([&] { scratch.emplace(mesh.vertex_count()); });
+#pragma omp for schedule(dynamic, 1)
+    for (std::size_t i = 0; i < subtree_roots_.size(); ++i) {
+      errors.run([&] {
+        for (Index n = subtree_end_[subtree_roots_[i]]; n-- > subtree_roots_[i];) {
+          compute(n, *scratch);
+        }
+      });
+    }
   }
   errors.rethrow();
-  for (std::size_t i = top_nodes_.size(); i-- > 0;) compute(top_nodes_[i]);
+  VertexScratch scratch(mesh.vertex_count());
+  for (std::size_t i = top_nodes_.size(); i-- > 0;) compute(top_nodes_[i], scratch);
 
   node_border_edges_.offsets.assign(nodes_.size() + 1, 0);
   for (std::size_t n = 0; n < nodes_.size(); ++n) {
@@ -189,7 +241,7 @@ void Bvh::find_disks() {
   std::vector<std::pair<Index, Index>> walk;
   for (std::size_t n = 0; n < nodes_.size(); ++n) {
     if (!node_is_disk_[n]) continue;
-    is_single_simple_loop(mesh, topo[n].border, &walk);
+    is_single_simple_loop(mesh, topo[n].border, scratch, &walk);
     for (std::size_t k = 0; k < walk.size(); ++k) {
       const auto [edge, vertex] = walk[k];
       node_border_edges_.items[node_border_edges_.offsets[n] + k] = edge;
