@@ -302,10 +302,16 @@ bool all_clearly_placed(const std::array<int, 3>& sides) {
 
 // Where `t` meets the other triangle's plane, projected on `axis` (along the line both planes
 // share), relative to `origin`: the two points where its edges from the lone corner cross it,
-// widened by the reach of the hit tolerance. Every corner of t is clearly on a side, and not all
-// on the same one.
-std::array<double, 2> crossing_interval(const TriangleFrame& t, const CornerSides& s,
-                                        const Vec3& axis, const Vec3& origin) {
+// and their interval widened by the reach of the hit tolerance. Every corner of t is clearly on
+// a side, and not all on the same one.
+struct Crossings {
+  std::array<double, 2> at;      // where the edges cross
+  std::array<unsigned, 2> edge;  // their slots in the triangle (edge k joins corners k, k + 1)
+  std::array<double, 2> reach;   // the widened interval, low and high
+};
+
+Crossings crossings(const TriangleFrame& t, const CornerSides& s, const Vec3& axis,
+                    const Vec3& origin) {
   const int k = s.side[0] == s.side[1] ? 2 : (s.side[0] == s.side[2] ? 1 : 0);
   const int m1 = k == 2 ? 0 : k + 1;
   const int m2 = k == 0 ? 2 : k - 1;
@@ -323,28 +329,43 @@ std::array<double, 2> crossing_interval(const TriangleFrame& t, const CornerSide
   const double length = std::abs(c2 - c1);
   const double beyond_c1 = kHitTolerance * length / r2;
   const double beyond_c2 = kHitTolerance * length / r1;
-  return c1 <= c2 ? std::array<double, 2>{c1 - beyond_c1, c2 + beyond_c2}
-                  : std::array<double, 2>{c2 - beyond_c2, c1 + beyond_c1};
+  Crossings out;
+  out.at = {c1, c2};
+  out.edge = {static_cast<unsigned>(k), static_cast<unsigned>(m2)};
+  out.reach = c1 <= c2 ? std::array<double, 2>{c1 - beyond_c1, c2 + beyond_c2}
+                       : std::array<double, 2>{c2 - beyond_c2, c1 + beyond_c1};
+  return out;
 }
 
-// Each triangle crosses the other's plane, but along the line both planes share their crossings
-// lie clearly apart (Moller's interval test): no edge of one can meet the other. Most pairs that
-// reach this far end here, before six edge tests full of unpredictable branches.
-bool crossings_apart(const TriangleFrame& fa, const CornerSides& a_sides, const TriangleFrame& fb,
-                     const CornerSides& b_sides) {
-  if (!all_clearly_placed(a_sides.side) || !all_clearly_placed(b_sides.side)) return false;
+// Which edges of each triangle may meet the other (bit k: edge k), by Moller's interval test:
+// where both triangles cross the other's plane, an edge of one meets the other only where its
+// crossing lies in the other's interval along the line both planes share. On dense tangles most
+// candidate pairs do intersect; this leaves the exact test to the two edges that hit instead of
+// the four that cross a plane. All edges where the test does not apply.
+std::array<unsigned, 2> edges_to_test(const TriangleFrame& fa, const CornerSides& a_sides,
+                                      const TriangleFrame& fb, const CornerSides& b_sides) {
+  constexpr std::array<unsigned, 2> kAll = {7u, 7u};
+  if (!all_clearly_placed(a_sides.side) || !all_clearly_placed(b_sides.side)) return kAll;
   const Vec3 axis = fa.normal.cross(fb.normal);
   const double axis2 = axis.squaredNorm();
   // Nearly parallel planes: their shared line is ill-defined, leave them to the edge tests.
   if (!(axis2 >
         kMinCrossingSine * kMinCrossingSine * fa.normal.squaredNorm() * fb.normal.squaredNorm())) {
-    return false;
+    return kAll;
   }
   const Vec3& origin = fb.corners[0];
-  const std::array<double, 2> ia = crossing_interval(fa, a_sides, axis, origin);
-  const std::array<double, 2> ib = crossing_interval(fb, b_sides, axis, origin);
+  const Crossings ca = crossings(fa, a_sides, axis, origin);
+  const Crossings cb = crossings(fb, b_sides, axis, origin);
   const double margin = kIntervalMargin * std::sqrt(axis2) * (fa.ball_margin + fb.ball_margin);
-  return ia[1] + margin < ib[0] || ib[1] + margin < ia[0];
+  auto inside = [margin](double at, const std::array<double, 2>& reach) {
+    return at >= reach[0] - margin && at <= reach[1] + margin;
+  };
+  std::array<unsigned, 2> mask = {0u, 0u};
+  for (int i = 0; i < 2; ++i) {
+    if (inside(ca.at[i], cb.reach)) mask[0] |= 1u << ca.edge[i];
+    if (inside(cb.at[i], ca.reach)) mask[1] |= 1u << cb.edge[i];
+  }
+  return mask;
 }
 
 // intersect_edge_triangle with |(b - a) x (c - a)|^2 given: the narrow phase has it per triangle
@@ -385,7 +406,7 @@ EdgeTriangleResult moller_trumbore(const Vec3& p0, const Vec3& p1, const Vec3& a
 // those with both ends clearly on one side of the target's plane (`sides`, from corner_sides).
 void edges_against(const ClothMesh& mesh, Index owner_index, const TriangleFrame& owner,
                    const std::array<Index, 3>& owner_vertices, const std::array<int, 3>& sides,
-                   Index target_index, const TriangleFrame& target, Block& block) {
+                   unsigned edges, Index target_index, const TriangleFrame& target, Block& block) {
   const auto& pt = target.corners;
   const double normal_squared = target.normal.squaredNorm();
   // Unrolled: the loop's index arithmetic ((k + 1) % 3, the corner swap) then folds away.
@@ -394,7 +415,7 @@ void edges_against(const ClothMesh& mesh, Index owner_index, const TriangleFrame
     // Edge k joins corners k and k + 1; its canonical order (lower vertex first) makes the
     // result bit-identical whichever of its triangles it is tested from.
     int i = k, j = (k + 1) % 3;
-    if (sides[i] != 0 && sides[i] == sides[j]) continue;
+    if ((edges & (1u << k)) == 0 || (sides[i] != 0 && sides[i] == sides[j])) continue;
     if (owner_vertices[i] > owner_vertices[j]) std::swap(i, j);
     Hit hit;
     const EdgeTriangleResult r = moller_trumbore(owner.corners[i], owner.corners[j], pt[0], pt[1],
@@ -422,10 +443,11 @@ void test_triangle_pair(const ClothMesh& mesh, const std::vector<TriangleFrame>&
   if (all_on_one_side(a_sides.side)) return;
   const CornerSides b_sides = corner_sides(fa, fb);
   if (all_on_one_side(b_sides.side)) return;
-  if (crossings_apart(fa, a_sides, fb, b_sides)) return;
+  const std::array<unsigned, 2> edges = edges_to_test(fa, a_sides, fb, b_sides);
+  if ((edges[0] | edges[1]) == 0) return;
   const std::uint32_t first = static_cast<std::uint32_t>(block.hits.size());
-  edges_against(mesh, ta, fa, mesh.triangles[ta], a_sides.side, tb, fb, block);
-  edges_against(mesh, tb, fb, mesh.triangles[tb], b_sides.side, ta, fa, block);
+  edges_against(mesh, ta, fa, mesh.triangles[ta], a_sides.side, edges[0], tb, fb, block);
+  edges_against(mesh, tb, fb, mesh.triangles[tb], b_sides.side, edges[1], ta, fa, block);
   const auto count = static_cast<std::uint32_t>(block.hits.size()) - first;
   if (count > 0) block.pairs.push_back({std::min(ta, tb), std::max(ta, tb), first, count});
 }
