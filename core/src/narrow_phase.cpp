@@ -51,10 +51,30 @@ std::uint64_t hit_key(Index edge, Index triangle) {
   return (static_cast<std::uint64_t>(edge) << 32) | triangle;
 }
 
+// Where an edge crosses a triangle: the edge parameter and two barycentrics.
+struct EdgeCrossing {
+  double t, u, v;
+};
+
+// A hit as a block keeps it: the point and the third barycentric follow when the hit is written
+// out, by the expressions Moller-Trumbore uses (the same bits), so a third of the memory moves.
 struct RawHit {
   std::uint64_t key;
-  Hit hit;
+  EdgeCrossing crossing;
 };
+
+// The Hit of edge p0 -> p1 (its lower vertex first) crossing a triangle at `c`.
+Hit make_hit(const Vec3& p0, const Vec3& p1, Index edge, Index triangle, const EdgeCrossing& c) {
+  Hit hit;
+  hit.edge = edge;
+  hit.triangle = triangle;
+  hit.t = c.t;
+  const Vec3 dir = p1 - p0;
+  hit.point = p0 + c.t * dir;
+  const double w = 1 - c.u - c.v;
+  hit.barycentric = Vec3(w, c.u, c.v);
+  return hit;
+}
 
 struct PairRecord {
   Index a, b;
@@ -371,7 +391,7 @@ std::array<unsigned, 2> edges_to_test(const TriangleFrame& fa, const CornerSides
 // intersect_edge_triangle with |(b - a) x (c - a)|^2 given: the narrow phase has it per triangle
 // and frame (the same expression, so the same bits).
 EdgeTriangleResult moller_trumbore(const Vec3& p0, const Vec3& p1, const Vec3& a, const Vec3& b,
-                                   const Vec3& c, double normal_squared, Hit& hit) {
+                                   const Vec3& c, double normal_squared, EdgeCrossing& hit) {
   const Vec3 dir = p1 - p0;
   const Vec3 e1 = b - a;
   const Vec3 e2 = c - a;
@@ -396,9 +416,7 @@ EdgeTriangleResult moller_trumbore(const Vec3& p0, const Vec3& p1, const Vec3& a
       t >= 1 - kHitTolerance) {
     return EdgeTriangleResult::kDropped;
   }
-  hit.t = t;
-  hit.point = p0 + t * dir;
-  hit.barycentric = Vec3(w, u, v);
+  hit = {t, u, v};
   return EdgeTriangleResult::kHit;
 }
 
@@ -417,14 +435,12 @@ void edges_against(const ClothMesh& mesh, Index owner_index, const TriangleFrame
     int i = k, j = (k + 1) % 3;
     if ((edges & (1u << k)) == 0 || (sides[i] != 0 && sides[i] == sides[j])) continue;
     if (owner_vertices[i] > owner_vertices[j]) std::swap(i, j);
-    Hit hit;
+    EdgeCrossing hit;
     const EdgeTriangleResult r = moller_trumbore(owner.corners[i], owner.corners[j], pt[0], pt[1],
                                                  pt[2], normal_squared, hit);
     if (r == EdgeTriangleResult::kNone) continue;
     const Index e = mesh.triangle_edges[owner_index][k];
     if (r == EdgeTriangleResult::kHit) {
-      hit.edge = e;
-      hit.triangle = target_index;
       block.hits.push_back({hit_key(e, target_index), hit});
     } else {
       block.dropped.push_back(hit_key(e, target_index));
@@ -522,7 +538,16 @@ NarrowPhaseBuffers& NarrowPhaseBuffers::operator=(NarrowPhaseBuffers&&) noexcept
 
 EdgeTriangleResult intersect_edge_triangle(const Vec3& p0, const Vec3& p1, const Vec3& a,
                                            const Vec3& b, const Vec3& c, Hit& hit) {
-  return moller_trumbore(p0, p1, a, b, c, (b - a).cross(c - a).squaredNorm(), hit);
+  EdgeCrossing crossing;
+  const EdgeTriangleResult r =
+      moller_trumbore(p0, p1, a, b, c, (b - a).cross(c - a).squaredNorm(), crossing);
+  if (r == EdgeTriangleResult::kHit) {
+    const Hit full = make_hit(p0, p1, hit.edge, hit.triangle, crossing);
+    hit.t = full.t;
+    hit.point = full.point;
+    hit.barycentric = full.barycentric;
+  }
+  return r;
 }
 
 Intersections find_intersections(const ClothMesh& mesh, const Bvh& bvh, const Positions& positions,
@@ -649,7 +674,13 @@ void find_intersections(const ClothMesh& mesh, const Bvh& bvh, const Positions& 
 #pragma omp parallel for schedule(static)
   for (std::ptrdiff_t i = 0; i < ordered; ++i) {
     const HitRef& r = order[i];
-    if (i == 0 || rank[i - 1] != rank[i]) out.hits[rank[i] - 1] = blocks[r.block].hits[r.index].hit;
+    if (i == 0 || rank[i - 1] != rank[i]) {
+      const auto edge = static_cast<Index>(r.key >> 32);
+      const auto& ends = mesh.edges[edge].vertices;
+      out.hits[rank[i] - 1] =
+          make_hit(positions[ends[0]], positions[ends[1]], edge, static_cast<Index>(r.key),
+                   blocks[r.block].hits[r.index].crossing);
+    }
     kept[hit_offset[r.block] + r.index] = rank[i] - 1;
   }
   std::vector<PairRecord>& sorted_records = storage.sorted_records;
