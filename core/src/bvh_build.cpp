@@ -1,5 +1,7 @@
 // BVH build: the trees (median split of leaf centroids), the leaves' corners, then the disk
 // topology and a first refit.
+#include <omp.h>
+
 #include <algorithm>
 #include <array>
 #include <limits>
@@ -11,6 +13,10 @@ namespace untangle {
 
 using bvh_detail::check_positions;
 using bvh_detail::kSplitDepth;
+
+// Subtrees of more leaves than this are built as tasks of their own; smaller ones are not worth
+// a task.
+constexpr std::size_t kParallelBuildLeaves = 2048;
 
 Bvh::Bvh(const ClothMesh& mesh, const Positions& positions) : mesh_(&mesh) {
   check_positions(mesh, positions);
@@ -30,12 +36,31 @@ Bvh::Bvh(const ClothMesh& mesh, const Positions& positions) : mesh_(&mesh) {
   for (std::size_t l = 0; l < leaf_count; ++l) {
     piece_leaves[mesh.triangle_piece[mesh.leaves[l][0]]].push_back(static_cast<Index>(l));
   }
-  nodes_.reserve(2 * leaf_count);
+  // A subtree of k leaves has 2 k - 1 nodes: every node's index in pre-order is known before
+  // its subtree is built, so subtrees are built as parallel tasks into their own ranges.
+  std::size_t node_count = 0;
+  for (const auto& ids : piece_leaves) {
+    roots_.push_back(ids.empty() ? kNoIndex : static_cast<Index>(node_count));
+    node_count += ids.empty() ? 0 : 2 * ids.size() - 1;
+  }
+  nodes_.resize(node_count);
+  subtree_end_.resize(node_count);
+#pragma omp parallel
+#pragma omp single
   for (std::size_t p = 0; p < piece_leaves.size(); ++p) {
     auto& ids = piece_leaves[p];
-    roots_.push_back(ids.empty() ? kNoIndex
-                                 : build_node(ids, 0, ids.size(), kNoIndex, static_cast<Index>(p),
-                                              0, centroids));
+    if (!ids.empty()) {
+      build_node(roots_[p], ids, 0, ids.size(), kNoIndex, static_cast<Index>(p), centroids);
+    }
+  }
+  // Pre-order: a parent comes before its children, so depths follow in one pass.
+  std::vector<std::uint8_t> depth(node_count, 0);
+  for (std::size_t n = 0; n < node_count; ++n) {
+    const Index parent = nodes_[n].parent;
+    const std::size_t d = parent == kNoIndex ? 0 : std::size_t{depth[parent]} + 1;
+    depth[n] = static_cast<std::uint8_t>(std::min<std::size_t>(d, kSplitDepth + 1));
+    if (d < kSplitDepth) top_nodes_.push_back(static_cast<Index>(n));
+    if (d == kSplitDepth) subtree_roots_.push_back(static_cast<Index>(n));
   }
   leaf_corners_.resize(leaf_count);
   leaf_second_.assign(leaf_count, kLoneTriangle);
@@ -69,20 +94,16 @@ Bvh::Bvh(const ClothMesh& mesh, const Positions& positions) : mesh_(&mesh) {
   refit(positions, 0.0);
 }
 
-Index Bvh::build_node(std::vector<Index>& leaf_ids, std::size_t begin, std::size_t end,
-                      Index parent, Index piece, std::size_t depth,
-                      const std::vector<std::array<double, Kdop18::kAxes>>& centroids) {
-  const Index index = static_cast<Index>(nodes_.size());
-  nodes_.emplace_back();
-  subtree_end_.push_back(kNoIndex);  // set once the children are built
-  nodes_[index].parent = parent;
-  nodes_[index].piece = piece;
-  if (depth < kSplitDepth) top_nodes_.push_back(index);
-  if (depth == kSplitDepth) subtree_roots_.push_back(index);
+void Bvh::build_node(Index index, std::vector<Index>& leaf_ids, std::size_t begin, std::size_t end,
+                     Index parent, Index piece,
+                     const std::vector<std::array<double, Kdop18::kAxes>>& centroids) {
+  BvhNode& node = nodes_[index];
+  node.parent = parent;
+  node.piece = piece;
+  subtree_end_[index] = index + static_cast<Index>(2 * (end - begin) - 1);
   if (end - begin == 1) {
-    nodes_[index].leaf = leaf_ids[begin];
-    subtree_end_[index] = index + 1;
-    return index;
+    node.leaf = leaf_ids[begin];
+    return;
   }
   std::array<double, Kdop18::kAxes> lo, hi;
   lo.fill(std::numeric_limits<double>::infinity());
@@ -106,12 +127,11 @@ Index Bvh::build_node(std::vector<Index>& leaf_ids, std::size_t begin, std::size
                      const double ca = centroids[a][axis], cb = centroids[b][axis];
                      return ca < cb || (ca == cb && a < b);
                    });
-  const Index left = build_node(leaf_ids, begin, middle, index, piece, depth + 1, centroids);
-  const Index right = build_node(leaf_ids, middle, end, index, piece, depth + 1, centroids);
-  nodes_[index].left = left;
-  nodes_[index].right = right;
-  subtree_end_[index] = static_cast<Index>(nodes_.size());
-  return index;
+  node.left = index + 1;
+  node.right = index + static_cast<Index>(2 * (middle - begin));
+#pragma omp task if (middle - begin > kParallelBuildLeaves)
+  build_node(node.left, leaf_ids, begin, middle, index, piece, centroids);
+  build_node(node.right, leaf_ids, middle, end, index, piece, centroids);
 }
 
 }  // namespace untangle

@@ -6,6 +6,8 @@
 #include <sstream>
 #include <string>
 
+#include "parallel_errors.hpp"
+
 namespace untangle {
 namespace {
 
@@ -230,8 +232,8 @@ void build_leaves(ClothMesh& mesh) {
   }
 }
 
-void build_adjacency(ClothMesh& mesh, const std::vector<Index>& polygon_corners,
-                     const std::vector<Index>& polygon_corner_begin) {
+// The vertex rows that follow from the edges: neighbours and incident edges.
+void build_edge_adjacency(ClothMesh& mesh) {
   const std::size_t n = mesh.vertex_count();
   std::vector<std::pair<Index, Index>> pairs;
   pairs.reserve(mesh.edges.size() * 2);
@@ -247,8 +249,14 @@ void build_adjacency(ClothMesh& mesh, const std::vector<Index>& polygon_corners,
     pairs.push_back({mesh.edges[e].vertices[1], e});
   }
   mesh.vertex_edges = make_adjacency(n, pairs);
+}
 
-  pairs.clear();
+// The vertex rows that follow from the faces alone: incident triangles and polygon rings.
+void build_face_adjacency(ClothMesh& mesh, const std::vector<Index>& polygon_corners,
+                          const std::vector<Index>& polygon_corner_begin) {
+  const std::size_t n = mesh.vertex_count();
+  std::vector<std::pair<Index, Index>> pairs;
+  pairs.reserve(mesh.triangle_count() * 3);
   for (Index t = 0; t < mesh.triangle_count(); ++t) {
     for (Index v : mesh.triangles[t]) pairs.push_back({v, t});
   }
@@ -309,10 +317,24 @@ ClothMesh ClothMesh::build(std::span<const PolygonMesh> pieces) {
     mesh.piece_triangle_begin.push_back(static_cast<Index>(mesh.triangles.size()));
   }
 
-  build_edges(mesh);
-  build_leaves(mesh);
-  build_adjacency(mesh, polygon_corners, polygon_corner_begin);
-  mark_duplicates(mesh);
+  // Two independent halves, side by side: what follows from the edges, and what from the faces
+  // alone. They write disjoint members of the mesh.
+  ParallelErrors errors;
+#pragma omp parallel sections
+  {
+#pragma omp section
+    errors.run([&] {
+      build_edges(mesh);
+      build_leaves(mesh);
+      build_edge_adjacency(mesh);
+    });
+#pragma omp section
+    errors.run([&] {
+      mark_duplicates(mesh);
+      build_face_adjacency(mesh, polygon_corners, polygon_corner_begin);
+    });
+  }
+  errors.rethrow();
   mesh.set_rest_positions(mesh.rest_positions);
   return mesh;
 }
