@@ -127,11 +127,15 @@ void Bvh::build_node(Index index, std::vector<Index>& leaf_ids, std::size_t begi
                      const double ca = centroids[a][axis], cb = centroids[b][axis];
                      return ca < cb || (ca == cb && a < b);
                    });
-  node.left = index + 1;
-  node.right = index + static_cast<Index>(2 * (middle - begin));
-#pragma omp task if (middle - begin > kParallelBuildLeaves)
-  build_node(node.left, leaf_ids, begin, middle, index, piece, centroids);
-  build_node(node.right, leaf_ids, middle, end, index, piece, centroids);
+  const Index left = index + 1;
+  const Index right = index + static_cast<Index>(2 * (middle - begin));
+  node.left = left;
+  node.right = right;
+  // Shared explicitly: a reference left firstprivate (the default of a task) copies its object.
+#pragma omp task if (middle - begin > kParallelBuildLeaves) default(none) \
+    shared(leaf_ids, centroids) firstprivate(left, begin, middle, index, piece)
+  build_node(left, leaf_ids, begin, middle, index, piece, centroids);
+  build_node(right, leaf_ids, middle, end, index, piece, centroids);
 }
 
 }  // namespace untangle
