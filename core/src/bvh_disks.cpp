@@ -166,6 +166,7 @@ void Bvh::find_disks() {
         count += 3;
       }
       r.faces = static_cast<std::int64_t>(count / 3);
+      r.border.reserve(count);
       sort_few(edges, count);
       sort_few(vertices, count);
       r.vertices = std::unique(vertices.begin(), vertices.begin() + count) - vertices.begin();
@@ -238,17 +239,28 @@ void Bvh::find_disks() {
   }
   node_border_edges_.items.resize(node_border_edges_.offsets.back());
   border_corners_.resize(node_border_edges_.items.size());
-  std::vector<std::pair<Index, Index>> walk;
-  for (std::size_t n = 0; n < nodes_.size(); ++n) {
-    if (!node_is_disk_[n]) continue;
-    is_single_simple_loop(mesh, topo[n].border, scratch, &walk);
-    for (std::size_t k = 0; k < walk.size(); ++k) {
-      const auto [edge, vertex] = walk[k];
-      node_border_edges_.items[node_border_edges_.offsets[n] + k] = edge;
-      border_corners_[node_border_edges_.offsets[n] + k] = {
-          vertex, mesh.edges[edge].vertices[0] == vertex ? std::uint8_t{0} : std::uint8_t{1}};
+  // Each disk's loop in walking order, into its own range: in parallel, as the search above.
+  const auto node_count = static_cast<std::ptrdiff_t>(nodes_.size());
+#pragma omp parallel
+  {
+    std::optional<VertexScratch> loop_scratch;
+    std::vector<std::pair<Index, Index>> walk;
+    errors.run([&] { loop_scratch.emplace(mesh.vertex_count()); });
+#pragma omp for schedule(dynamic, 64)
+    for (std::ptrdiff_t n = 0; n < node_count; ++n) {
+      if (!node_is_disk_[n]) continue;
+      errors.run([&] {
+        is_single_simple_loop(mesh, topo[n].border, *loop_scratch, &walk);
+        for (std::size_t k = 0; k < walk.size(); ++k) {
+          const auto [edge, vertex] = walk[k];
+          node_border_edges_.items[node_border_edges_.offsets[n] + k] = edge;
+          border_corners_[node_border_edges_.offsets[n] + k] = {
+              vertex, mesh.edges[edge].vertices[0] == vertex ? std::uint8_t{0} : std::uint8_t{1}};
+        }
+      });
     }
   }
+  errors.rethrow();
 }
 
 }  // namespace untangle

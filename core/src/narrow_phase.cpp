@@ -110,6 +110,9 @@ void test_triangle_pair(const ClothMesh& mesh, const std::vector<TriangleFrame>&
   block.hits.clear();
   block.dropped.clear();
   block.candidates.clear();
+  // Room for the most a block can hold (four triangle pairs per leaf pair) and, for the exact
+  // tests' outputs, what dense tangles need: a first frame then grows no list step by step.
+  block.candidates.reserve(4 * kBlockSize);
   // The cheap tests over the whole block first, then the exact ones: two tight loops instead
   // of one that mixes them (and reloads the mesh's arrays after every stored hit).
   const Leaf* leaves = mesh.leaves.data();
@@ -133,6 +136,8 @@ void test_triangle_pair(const ClothMesh& mesh, const std::vector<TriangleFrame>&
       }
     }
   }
+  block.hits.reserve(block.candidates.size() / 2);
+  block.pairs.reserve(block.candidates.size() / 4);
   for (const auto& [ta, tb] : block.candidates) test_triangle_pair(mesh, frames, ta, tb, block);
 }
 
