@@ -1,11 +1,14 @@
 // bench_detect: one frame of the detector (refit + broad + narrow phase + contours) on crumpled
 // grids of 50 x 50 to 300 x 300 quads, with 1 and 2 threads; prints the 2-vs-1 thread speed-up.
 // `bench_detect --write-obj DIR` instead writes the meshes of the Blender comparison
-// (bench/compare_blender.py) as OBJ files.
+// (bench/compare_blender.py) as OBJ files; `bench_detect --obj FILE [--repeat N] [--threads N]`
+// times the one-shot path on a mesh file (mesh build, BVH build, first detection, as ut_detect
+// runs them) and then the fastest of N warm detections, stage by stage.
 #include <benchmark/benchmark.h>
 #include <omp.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -14,6 +17,7 @@
 
 #include "support/crumpled_mesh.hpp"
 #include "untangle/contours.hpp"
+#include "untangle/detection.hpp"
 #include "untangle/io/obj.hpp"
 
 namespace {
@@ -166,11 +170,78 @@ int write_objs(const std::filesystem::path& dir) {
   return 0;
 }
 
+// FNV-1a over the bytes of a list: the output's fingerprint, to compare builds and thread counts.
+template <class T>
+std::uint64_t fnv(const std::vector<T>& items, std::uint64_t h = 14695981039346656037ull) {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(items.data());
+  for (std::size_t i = 0; i < items.size() * sizeof(T); ++i) h = (h ^ bytes[i]) * 1099511628211ull;
+  return h;
+}
+
+std::uint64_t fingerprint(const Detection& d) {
+  const Intersections& found = d.intersections();
+  std::uint64_t h = fnv(found.pairs);
+  h = fnv(found.hits, h);
+  h = fnv(found.segments, h);
+  h = fnv(found.culled_nodes, h);
+  for (const Contour& c : d.contours().contours) {
+    h = fnv(c.segments, fnv(c.hits, fnv(c.side0_triangles, fnv(c.hit_edge_on_side0, h))));
+  }
+  return h;
+}
+
+void print_stages(const char* label, const DetectionSeconds& s) {
+  std::printf("%-6s refit %8.3f  broad %8.3f  narrow %8.3f  contours %8.3f  total %8.3f ms\n",
+              label, 1e3 * s.refit, 1e3 * s.broad, 1e3 * s.narrow, 1e3 * s.contours,
+              1e3 * s.total());
+}
+
+// The one-shot path of ut_detect (the file is read outside the timing), then warm frames.
+int time_obj(const char* path, int repeat, int threads) {
+  if (threads > 0) omp_set_num_threads(threads);
+  const ObjPieces pieces = split_pieces(read_obj(path));
+  const double t0 = omp_get_wtime();
+  const ClothMesh mesh = ClothMesh::build(pieces.meshes);
+  Positions x;
+  for (const PolygonMesh& piece : pieces.meshes) {
+    x.insert(x.end(), piece.positions.begin(), piece.positions.end());
+  }
+  const double t1 = omp_get_wtime();
+  Detection detection(mesh, x);
+  const double t2 = omp_get_wtime();
+  detection.run(x);
+  const double t3 = omp_get_wtime();
+  std::printf("%s: %zu triangles, %zu pairs, %zu hits, %zu contours, %zu candidates\n", path,
+              mesh.triangle_count(), detection.intersections().pairs.size(),
+              detection.intersections().hits.size(), detection.contours().contours.size(),
+              detection.intersections().candidate_pairs);
+  std::printf("fingerprint %016llx\n", static_cast<unsigned long long>(fingerprint(detection)));
+  std::printf("one-shot %8.3f ms: mesh %8.3f  bvh %8.3f  first detection %8.3f ms\n",
+              1e3 * (t3 - t0), 1e3 * (t1 - t0), 1e3 * (t2 - t1), 1e3 * (t3 - t2));
+  print_stages("first", detection.seconds());
+  DetectionSeconds best = detection.seconds();
+  for (int r = 0; r < repeat; ++r) {
+    detection.run(x);
+    if (detection.seconds().total() < best.total()) best = detection.seconds();
+  }
+  print_stages("warm", best);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; ++i) {
     if (std::strcmp(argv[i], "--write-obj") == 0) return write_objs(argv[i + 1]);
+  }
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (std::strcmp(argv[i], "--obj") != 0) continue;
+    int repeat = 20, threads = 0;
+    for (int k = 1; k + 1 < argc; ++k) {
+      if (std::strcmp(argv[k], "--repeat") == 0) repeat = std::atoi(argv[k + 1]);
+      if (std::strcmp(argv[k], "--threads") == 0) threads = std::atoi(argv[k + 1]);
+    }
+    return time_obj(argv[i + 1], repeat, threads);
   }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

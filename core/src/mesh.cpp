@@ -6,6 +6,8 @@
 #include <sstream>
 #include <string>
 
+#include "parallel_errors.hpp"
+
 namespace untangle {
 namespace {
 
@@ -59,17 +61,35 @@ void validate_piece(const PolygonMesh& piece, std::size_t p, std::size_t piece_c
   }
 }
 
-Adjacency make_adjacency(std::size_t rows, std::vector<std::pair<Index, Index>>& row_item) {
-  std::sort(row_item.begin(), row_item.end());
-  row_item.erase(std::unique(row_item.begin(), row_item.end()), row_item.end());
+// Items grouped by row with a counting sort (rows are dense indices), then each short row sorted
+// and made unique: the rows of one sort of all pairs, in linear time.
+template <class T, class RowOf>
+std::vector<Index> by_row(std::size_t rows, const std::vector<T>& items, RowOf row_of,
+                          std::vector<T>& grouped) {
+  std::vector<Index> begin(rows + 1, 0);
+  for (const T& item : items) ++begin[row_of(item) + 1];
+  std::partial_sum(begin.begin(), begin.end(), begin.begin());
+  std::vector<Index> fill(begin.begin(), begin.end() - 1);
+  grouped.resize(items.size());
+  for (const T& item : items) grouped[fill[row_of(item)]++] = item;
+  return begin;
+}
+
+Adjacency make_adjacency(std::size_t rows, const std::vector<std::pair<Index, Index>>& row_item) {
+  std::vector<std::pair<Index, Index>> grouped;
+  const std::vector<Index> begin = by_row(
+      rows, row_item, [](const std::pair<Index, Index>& p) { return p.first; }, grouped);
   Adjacency adjacency;
   adjacency.offsets.assign(rows + 1, 0);
   adjacency.items.reserve(row_item.size());
-  for (const auto& [row, item] : row_item) {
-    ++adjacency.offsets[row + 1];
-    adjacency.items.push_back(item);
+  for (std::size_t r = 0; r < rows; ++r) {
+    const auto first = grouped.begin() + begin[r], last = grouped.begin() + begin[r + 1];
+    std::sort(first, last);
+    for (auto it = first; it != last; ++it) {
+      if (it == first || it->second != (it - 1)->second) adjacency.items.push_back(it->second);
+    }
+    adjacency.offsets[r + 1] = static_cast<Index>(adjacency.items.size());
   }
-  std::partial_sum(adjacency.offsets.begin(), adjacency.offsets.end(), adjacency.offsets.begin());
   return adjacency;
 }
 
@@ -86,9 +106,17 @@ void build_edges(ClothMesh& mesh) {
       corners.push_back({std::min(a, b), std::max(a, b), t, k});
     }
   }
-  std::sort(corners.begin(), corners.end(), [](const Corner& x, const Corner& y) {
-    return std::tie(x.a, x.b, x.triangle) < std::tie(y.a, y.b, y.triangle);
-  });
+  // Sorted by (a, b, triangle): grouped by a, then each short group sorted.
+  std::vector<Corner> grouped;
+  const std::vector<Index> begin = by_row(
+      mesh.vertex_count(), corners, [](const Corner& c) { return c.a; }, grouped);
+  for (std::size_t v = 0; v < mesh.vertex_count(); ++v) {
+    std::sort(grouped.begin() + begin[v], grouped.begin() + begin[v + 1],
+              [](const Corner& x, const Corner& y) {
+                return std::tie(x.b, x.triangle) < std::tie(y.b, y.triangle);
+              });
+  }
+  corners.swap(grouped);
   mesh.triangle_edges.assign(mesh.triangle_count(), {kNoIndex, kNoIndex, kNoIndex});
   for (std::size_t i = 0; i < corners.size();) {
     MeshEdge edge;
@@ -123,17 +151,22 @@ void build_edges(ClothMesh& mesh) {
 // not again for every rest shape a cache sets.
 void mark_duplicates(ClothMesh& mesh) {
   mesh.triangle_duplicate.assign(mesh.triangle_count(), 0);
-  std::vector<std::pair<std::array<Index, 3>, Index>> sorted_corners;
+  using Sorted = std::pair<std::array<Index, 3>, Index>;  // sorted corners, triangle
+  std::vector<Sorted> sorted_corners;
   sorted_corners.reserve(mesh.triangle_count());
   for (Index t = 0; t < mesh.triangle_count(); ++t) {
     auto corners = mesh.triangles[t];
     std::sort(corners.begin(), corners.end());
     sorted_corners.push_back({corners, t});
   }
-  std::sort(sorted_corners.begin(), sorted_corners.end());
-  for (std::size_t i = 1; i < sorted_corners.size(); ++i) {
-    if (sorted_corners[i].first == sorted_corners[i - 1].first) {
-      mesh.triangle_duplicate[sorted_corners[i].second] = 1;
+  // Grouped by the lowest corner, then each short group sorted.
+  std::vector<Sorted> grouped;
+  const std::vector<Index> begin = by_row(
+      mesh.vertex_count(), sorted_corners, [](const Sorted& s) { return s.first[0]; }, grouped);
+  for (std::size_t v = 0; v < mesh.vertex_count(); ++v) {
+    std::sort(grouped.begin() + begin[v], grouped.begin() + begin[v + 1]);
+    for (Index i = begin[v] + 1; i < begin[v + 1]; ++i) {
+      if (grouped[i].first == grouped[i - 1].first) mesh.triangle_duplicate[grouped[i].second] = 1;
     }
   }
 }
@@ -199,8 +232,8 @@ void build_leaves(ClothMesh& mesh) {
   }
 }
 
-void build_adjacency(ClothMesh& mesh, const std::vector<Index>& polygon_corners,
-                     const std::vector<Index>& polygon_corner_begin) {
+// The vertex rows that follow from the edges: neighbours and incident edges.
+void build_edge_adjacency(ClothMesh& mesh) {
   const std::size_t n = mesh.vertex_count();
   std::vector<std::pair<Index, Index>> pairs;
   pairs.reserve(mesh.edges.size() * 2);
@@ -216,8 +249,14 @@ void build_adjacency(ClothMesh& mesh, const std::vector<Index>& polygon_corners,
     pairs.push_back({mesh.edges[e].vertices[1], e});
   }
   mesh.vertex_edges = make_adjacency(n, pairs);
+}
 
-  pairs.clear();
+// The vertex rows that follow from the faces alone: incident triangles and polygon rings.
+void build_face_adjacency(ClothMesh& mesh, const std::vector<Index>& polygon_corners,
+                          const std::vector<Index>& polygon_corner_begin) {
+  const std::size_t n = mesh.vertex_count();
+  std::vector<std::pair<Index, Index>> pairs;
+  pairs.reserve(mesh.triangle_count() * 3);
   for (Index t = 0; t < mesh.triangle_count(); ++t) {
     for (Index v : mesh.triangles[t]) pairs.push_back({v, t});
   }
@@ -278,10 +317,24 @@ ClothMesh ClothMesh::build(std::span<const PolygonMesh> pieces) {
     mesh.piece_triangle_begin.push_back(static_cast<Index>(mesh.triangles.size()));
   }
 
-  build_edges(mesh);
-  build_leaves(mesh);
-  build_adjacency(mesh, polygon_corners, polygon_corner_begin);
-  mark_duplicates(mesh);
+  // Two independent halves, side by side: what follows from the edges, and what from the faces
+  // alone. They write disjoint members of the mesh.
+  ParallelErrors errors;
+#pragma omp parallel sections
+  {
+#pragma omp section
+    errors.run([&] {
+      build_edges(mesh);
+      build_leaves(mesh);
+      build_edge_adjacency(mesh);
+    });
+#pragma omp section
+    errors.run([&] {
+      mark_duplicates(mesh);
+      build_face_adjacency(mesh, polygon_corners, polygon_corner_begin);
+    });
+  }
+  errors.rethrow();
   mesh.set_rest_positions(mesh.rest_positions);
   return mesh;
 }

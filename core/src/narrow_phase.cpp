@@ -1,59 +1,40 @@
 #include "untangle/narrow_phase.hpp"
 
 #include <omp.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #include <algorithm>
 #include <bit>
-#include <cmath>
 #include <cstdint>
-#include <functional>
-#include <limits>
 #include <numeric>
 #include <stdexcept>
 #include <string>
 
+#include "narrow_phase/bucket_sort.hpp"
+#include "narrow_phase/filters.hpp"
+#include "narrow_phase/frames.hpp"
+#include "narrow_phase/interval.hpp"
+#include "narrow_phase/moller_trumbore.hpp"
 #include "parallel_errors.hpp"
 
 namespace untangle {
 
 namespace {
 
+using namespace narrow;
+
 // Candidate leaf pairs per parallel block. A constant, so the blocks (and the order in which
 // their outputs are concatenated) do not depend on the thread count.
 constexpr std::size_t kBlockSize = 256;
-
-// A triangle plane is "clearly apart" from the other triangle when every corner of the other
-// lies on one side by more than this fraction of their distance from the plane's origin corner.
-// Far above rounding, far below kHitTolerance's reach, so it only skips pairs with no hit.
-constexpr double kSeparationTolerance = 1e-8;
-// Relative margin of the box test: far above kHitTolerance, so it never rejects a (dropped) hit.
-constexpr double kBoxMargin = 1e-6;
-// Margin of the quick side test, relative to the two boxes' largest extents. Points of two
-// boxes that pass the box test are within sqrt(3) times that sum of each other, so this is more
-// than five times the margin of the exact side test (kSeparationTolerance times the largest
-// distance from the plane's origin corner).
-constexpr double kBallMargin = 1e-7;
-
-// The interval test runs only where the planes meet at a sine above this: the direction of their
-// shared line is then known to about 1e-16 / kMinCrossingSine.
-constexpr double kMinCrossingSine = 1e-4;
-// The interval test's margin, in multiples of the two ball margins (kBallMargin times the
-// extents): far above the rounding of the crossing points, so it never rejects a pair with a hit.
-constexpr double kIntervalMargin = 10;
-
-// bucket_sort takes std::sort below one item per this many buckets.
-constexpr std::size_t kFewItemsPerBucket = 8;
 
 std::uint64_t hit_key(Index edge, Index triangle) {
   return (static_cast<std::uint64_t>(edge) << 32) | triangle;
 }
 
+// A hit as a block keeps it: the point and the third barycentric follow when the hit is written
+// out, by the expressions Moller-Trumbore uses (the same bits), so a third of the memory moves.
 struct RawHit {
   std::uint64_t key;
-  Hit hit;
+  EdgeCrossing crossing;
 };
 
 struct PairRecord {
@@ -69,323 +50,11 @@ struct Block {
   std::vector<std::uint64_t> dropped;
 };
 
-// What the box test reads of a leaf this frame: per axis, the boxes of its (up to) two
-// triangles as (low 0, low 1, high 0, high 1), grown by kBoxMargin times their largest extent
-// and rounded outwards to floats. A missing or undetectable triangle has an empty box (low the
-// largest float, high the lowest), which overlaps nothing. Most candidate pairs end at this
-// test, which runs the four triangle pairs of a leaf pair at once.
-struct alignas(16) LeafBoxes {
-  std::array<std::array<float, 4>, 3> axis;
-};
-
-// What the later tests read of a triangle this frame, computed once per triangle and packed in
-// one record, in the order the tests use it, so that a candidate pair reads two records instead
-// of five scattered arrays.
-struct TriangleFrame {
-  // The quick side test: a ball around the corners, the unit normal (zero without area).
-  Vec3 centre, unit_normal;
-  double radius;
-  double ball_margin;  // kBallMargin times the box's largest extent
-  // The exact side test and Moller-Trumbore.
-  std::array<Vec3, 3> corners;
-  Vec3 normal;            // (b - a) x (c - a), unnormalised
-  double side_tolerance;  // kSeparationTolerance^2 |normal|^2, the margin of the side test
-};
-
-// Fills f and lane `lane` of the leaf's boxes for triangle t.
-void triangle_frame(const ClothMesh& mesh, const Positions& x, Index t, int lane, LeafBoxes& boxes,
-                    TriangleFrame& f) {
-  const auto& v = mesh.triangles[t];
-  const Vec3 &a = x[v[0]], &b = x[v[1]], &c = x[v[2]];
-  f.corners = {a, b, c};
-  f.normal = (b - a).cross(c - a);
-  const Vec3 low = a.cwiseMin(b).cwiseMin(c);
-  const Vec3 high = a.cwiseMax(b).cwiseMax(c);
-  const double extent = (high - low).maxCoeff();
-  for (int k = 0; k < 3; ++k) {
-    boxes.axis[k][lane] = float_below(low[k] - kBoxMargin * extent);
-    boxes.axis[k][lane + 2] = float_above(high[k] + kBoxMargin * extent);
-  }
-  f.side_tolerance = kSeparationTolerance * kSeparationTolerance * f.normal.squaredNorm();
-  f.centre = (a + b + c) / 3;
-  const double normal_length = f.normal.norm();
-  f.unit_normal = normal_length > 0 ? Vec3(f.normal / normal_length) : Vec3::Zero();
-  f.radius = std::sqrt(std::max(
-      {(a - f.centre).squaredNorm(), (b - f.centre).squaredNorm(), (c - f.centre).squaredNorm()}));
-  f.ball_margin = kBallMargin * extent;
-}
-
-// Sorted by (bucket, then `less` within a bucket) with a counting sort over the buckets: linear
-// for keys whose first part is a dense index (an edge, a triangle) and buckets of a few items.
-// Each thread sorts the items of its own range of buckets (every thread reads all items, but
-// writes only its own), so no write is shared and the result is that of one thread.
-// Items much fewer than buckets (a clean or nearly clean state, as in most of a bake's checks)
-// are sorted by one std::sort instead: the passes over all buckets would cost more. The order is
-// the same, as no two items compare equal (a hit reference is unique by its block and index, a
-// pair record by its triangles: each triangle pair belongs to one leaf pair).
-// `sorted` and `begin` are the caller's, kept between calls.
-template <class T, class BucketOf, class Less>
-void bucket_sort(const std::vector<T>& items, std::size_t bucket_count, BucketOf bucket_of,
-                 Less less, std::vector<T>& sorted, std::vector<std::uint32_t>& begin) {
-  if (items.size() < bucket_count / kFewItemsPerBucket) {
-    sorted.assign(items.begin(), items.end());
-    std::sort(sorted.begin(), sorted.end(), [&](const T& x, const T& y) {
-      const std::size_t bx = bucket_of(x), by = bucket_of(y);
-      return bx < by || (bx == by && less(x, y));
-    });
-    return;
-  }
-  sorted.resize(items.size());
-  begin.assign(bucket_count + 1, 0);
-  std::vector<std::uint32_t> range_size(static_cast<std::size_t>(omp_get_max_threads()), 0);
-  ParallelErrors errors;
-#pragma omp parallel
-  {
-    const auto threads = static_cast<std::size_t>(omp_get_num_threads());
-    const auto thread = static_cast<std::size_t>(omp_get_thread_num());
-    const std::size_t low = bucket_count * thread / threads;
-    const std::size_t high = bucket_count * (thread + 1) / threads;
-    for (const T& item : items) {
-      const std::size_t b = bucket_of(item);
-      if (b >= low && b < high) ++begin[b + 1];
-    }
-    std::uint32_t sum = 0;  // the range's own prefix sums, then shifted by the ranges before
-    for (std::size_t b = low; b < high; ++b) {
-      sum += begin[b + 1];
-      begin[b + 1] = sum;
-    }
-    range_size[thread] = sum;
-#pragma omp barrier
-    std::uint32_t shift = 0;
-    for (std::size_t r = 0; r < thread; ++r) shift += range_size[r];
-    for (std::size_t b = low; b < high; ++b) begin[b + 1] += shift;
-#pragma omp barrier
-    errors.run([&] {  // after the last barrier: a thread that fails may leave at once
-      std::vector<std::uint32_t> fill(begin.begin() + low, begin.begin() + high);
-      for (const T& item : items) {
-        const std::size_t b = bucket_of(item);
-        if (b >= low && b < high) sorted[fill[b - low]++] = item;
-      }
-      for (std::size_t b = low; b < high; ++b) {
-        if (begin[b + 1] - begin[b] > 1) {
-          std::sort(sorted.begin() + begin[b], sorted.begin() + begin[b + 1], less);
-        }
-      }
-    });
-  }
-  errors.rethrow();
-}
-
-bool share_vertex(const std::array<Index, 3>& a, const std::array<Index, 3>& b) {
-#if defined(__SSE2__)
-  // a's corners (the last twice) against each of b's, four lanes at a time.
-  const __m128i corners = _mm_setr_epi32(static_cast<int>(a[0]), static_cast<int>(a[1]),
-                                         static_cast<int>(a[2]), static_cast<int>(a[2]));
-  const __m128i equal =
-      _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi32(corners, _mm_set1_epi32(static_cast<int>(b[0]))),
-                                _mm_cmpeq_epi32(corners, _mm_set1_epi32(static_cast<int>(b[1])))),
-                   _mm_cmpeq_epi32(corners, _mm_set1_epi32(static_cast<int>(b[2]))));
-  return _mm_movemask_epi8(equal) != 0;
-#else
-  for (Index u : a) {
-    if (u == b[0] || u == b[1] || u == b[2]) return true;
-  }
-  return false;
-#endif
-}
-
-// Some corner of leaf a is one of leaf b's. Else no triangle of a shares a vertex with one of b.
-bool leaves_share_corner(const std::array<Index, 4>& a, const std::array<Index, 4>& b) {
-#if defined(__SSE2__)
-  const __m128i corners = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a.data()));
-  __m128i equal = _mm_setzero_si128();
-  for (Index v : b) {
-    equal = _mm_or_si128(equal, _mm_cmpeq_epi32(corners, _mm_set1_epi32(static_cast<int>(v))));
-  }
-  return _mm_movemask_epi8(equal) != 0;
-#else
-  for (Index u : a) {
-    if (u == b[0] || u == b[1] || u == b[2] || u == b[3]) return true;
-  }
-  return false;
-#endif
-}
-
-void leaf_frames(const ClothMesh& mesh, const Positions& x, Index l, LeafBoxes& boxes,
-                 std::vector<TriangleFrame>& frames) {
-  for (int lane = 0; lane < 2; ++lane) {
-    const Index t = mesh.leaves[l][lane];
-    if (t != kNoIndex && mesh.triangle_detectable[t]) {
-      triangle_frame(mesh, x, t, lane, boxes, frames[t]);
-    } else {
-      for (auto& axis : boxes.axis) {
-        axis[lane] = std::numeric_limits<float>::max();
-        axis[lane + 2] = std::numeric_limits<float>::lowest();
-      }
-    }
-  }
-}
-
-// Bit 2 i + j is set when the boxes of triangle i of leaf a and triangle j of leaf b overlap.
-// Boxes apart by more than a hit's tolerance reach: no edge of one can meet the other, not even
-// as a dropped hit (those lie within kHitTolerance of the triangle, relative to its size).
-unsigned overlap_mask(const LeafBoxes& a, const LeafBoxes& b) {
-#if defined(__SSE2__)
-  // Lane 2 i + j compares triangle i of a with triangle j of b.
-  __m128 separated = _mm_setzero_ps();
-  for (int k = 0; k < 3; ++k) {
-    const __m128 va = _mm_load_ps(a.axis[k].data());
-    const __m128 vb = _mm_load_ps(b.axis[k].data());
-    const __m128 a_low = _mm_shuffle_ps(va, va, _MM_SHUFFLE(1, 1, 0, 0));
-    const __m128 a_high = _mm_shuffle_ps(va, va, _MM_SHUFFLE(3, 3, 2, 2));
-    const __m128 b_low = _mm_shuffle_ps(vb, vb, _MM_SHUFFLE(1, 0, 1, 0));
-    const __m128 b_high = _mm_shuffle_ps(vb, vb, _MM_SHUFFLE(3, 2, 3, 2));
-    separated =
-        _mm_or_ps(separated, _mm_or_ps(_mm_cmpgt_ps(a_low, b_high), _mm_cmpgt_ps(b_low, a_high)));
-  }
-  return ~static_cast<unsigned>(_mm_movemask_ps(separated)) & 0xFu;
-#else
-  unsigned mask = 0;
-  for (int i = 0; i < 2; ++i) {
-    for (int j = 0; j < 2; ++j) {
-      bool separated = false;
-      for (const int k : {0, 1, 2}) {
-        separated |= a.axis[k][i] > b.axis[k][j + 2] || b.axis[k][j] > a.axis[k][i + 2];
-      }
-      if (!separated) mask |= 1u << (2 * i + j);
-    }
-  }
-  return mask;
-#endif
-}
-
-// The quick side test: the ball around `other` clearly on one side of the plane of `plane`, so
-// every corner is too, by more than corner_sides' margin (it would say all_on_one_side).
-bool ball_on_one_side(const TriangleFrame& plane, const TriangleFrame& other) {
-  const double distance = std::abs(plane.unit_normal.dot(other.centre - plane.corners[0]));
-  return distance - other.radius > plane.ball_margin + other.ball_margin;
-}
-
-struct CornerSides {
-  std::array<int, 3> side;
-  std::array<double, 3> distance;  // plane.normal . (corner - plane's corner 0)
-};
-
-// The corners of `other` seen from the plane of `plane` (through its corner 0): +1 or -1 for a
-// corner clearly on that side, by a margin far above rounding and far beyond kHitTolerance's
-// reach, else 0. An edge with both ends clearly on one side cannot cross the plane, not even as
-// a dropped hit; a triangle with its three corners there cannot either.
-CornerSides corner_sides(const TriangleFrame& plane, const TriangleFrame& other) {
-  const Vec3& origin = plane.corners[0];
-  CornerSides out;
-  double reach2 = 0;
-  for (int i = 0; i < 3; ++i) {
-    const Vec3 r = other.corners[i] - origin;
-    out.distance[i] = plane.normal.dot(r);
-    reach2 = std::max(reach2, r.squaredNorm());
-  }
-  const double margin2 = plane.side_tolerance * reach2;
-  for (int i = 0; i < 3; ++i) {
-    const double d = out.distance[i];
-    out.side[i] = d * d > margin2 ? (d > 0 ? 1 : -1) : 0;
-  }
-  return out;
-}
-
-bool all_on_one_side(const std::array<int, 3>& sides) {
-  return sides[0] != 0 && sides[0] == sides[1] && sides[0] == sides[2];
-}
-
-bool all_clearly_placed(const std::array<int, 3>& sides) {
-  return sides[0] != 0 && sides[1] != 0 && sides[2] != 0;
-}
-
-// Where `t` meets the other triangle's plane, projected on `axis` (along the line both planes
-// share), relative to `origin`: the two points where its edges from the lone corner cross it,
-// widened by the reach of the hit tolerance. Every corner of t is clearly on a side, and not all
-// on the same one.
-std::array<double, 2> crossing_interval(const TriangleFrame& t, const CornerSides& s,
-                                        const Vec3& axis, const Vec3& origin) {
-  const int k = s.side[0] == s.side[1] ? 2 : (s.side[0] == s.side[2] ? 1 : 0);
-  const int m1 = k == 2 ? 0 : k + 1;
-  const int m2 = k == 0 ? 2 : k - 1;
-  const double pk = axis.dot(t.corners[k] - origin);
-  const double p1 = axis.dot(t.corners[m1] - origin);
-  const double p2 = axis.dot(t.corners[m2] - origin);
-  const double r1 = s.distance[k] / (s.distance[k] - s.distance[m1]);  // along edge k -> m1
-  const double r2 = s.distance[k] / (s.distance[k] - s.distance[m2]);
-  const double c1 = pk + (p1 - pk) * r1;
-  const double c2 = pk + (p2 - pk) * r2;
-  // An edge of the other triangle is still a (dropped) hit up to kHitTolerance outside t in
-  // barycentric terms. Along the line, m2's coordinate grows from 0 at c1 to r2 at c2: that
-  // reach is kHitTolerance |c2 - c1| / r2 beyond c1, long where the line passes close to
-  // corner k (and likewise beyond c2).
-  const double length = std::abs(c2 - c1);
-  const double beyond_c1 = kHitTolerance * length / r2;
-  const double beyond_c2 = kHitTolerance * length / r1;
-  return c1 <= c2 ? std::array<double, 2>{c1 - beyond_c1, c2 + beyond_c2}
-                  : std::array<double, 2>{c2 - beyond_c2, c1 + beyond_c1};
-}
-
-// Each triangle crosses the other's plane, but along the line both planes share their crossings
-// lie clearly apart (Moller's interval test): no edge of one can meet the other. Most pairs that
-// reach this far end here, before six edge tests full of unpredictable branches.
-bool crossings_apart(const TriangleFrame& fa, const CornerSides& a_sides, const TriangleFrame& fb,
-                     const CornerSides& b_sides) {
-  if (!all_clearly_placed(a_sides.side) || !all_clearly_placed(b_sides.side)) return false;
-  const Vec3 axis = fa.normal.cross(fb.normal);
-  const double axis2 = axis.squaredNorm();
-  // Nearly parallel planes: their shared line is ill-defined, leave them to the edge tests.
-  if (!(axis2 >
-        kMinCrossingSine * kMinCrossingSine * fa.normal.squaredNorm() * fb.normal.squaredNorm())) {
-    return false;
-  }
-  const Vec3& origin = fb.corners[0];
-  const std::array<double, 2> ia = crossing_interval(fa, a_sides, axis, origin);
-  const std::array<double, 2> ib = crossing_interval(fb, b_sides, axis, origin);
-  const double margin = kIntervalMargin * std::sqrt(axis2) * (fa.ball_margin + fb.ball_margin);
-  return ia[1] + margin < ib[0] || ib[1] + margin < ia[0];
-}
-
-// intersect_edge_triangle with |(b - a) x (c - a)|^2 given: the narrow phase has it per triangle
-// and frame (the same expression, so the same bits).
-EdgeTriangleResult moller_trumbore(const Vec3& p0, const Vec3& p1, const Vec3& a, const Vec3& b,
-                                   const Vec3& c, double normal_squared, Hit& hit) {
-  const Vec3 dir = p1 - p0;
-  const Vec3 e1 = b - a;
-  const Vec3 e2 = c - a;
-  const Vec3 pvec = dir.cross(e2);
-  const double det = e1.dot(pvec);
-  // det = dir . (e1 x e2): compare with |dir| |e1 x e2| for the sine of the edge-plane angle.
-  const double plane_scale = dir.squaredNorm() * normal_squared;
-  if (!(det * det > kParallelTolerance * kParallelTolerance * plane_scale)) {
-    return EdgeTriangleResult::kNone;
-  }
-  const double inv_det = 1.0 / det;
-  const Vec3 s = p0 - a;
-  const double u = s.dot(pvec) * inv_det;
-  if (u < -kHitTolerance || u > 1 + kHitTolerance) return EdgeTriangleResult::kNone;
-  const Vec3 q = s.cross(e1);
-  const double v = dir.dot(q) * inv_det;
-  if (v < -kHitTolerance || u + v > 1 + kHitTolerance) return EdgeTriangleResult::kNone;
-  const double t = e2.dot(q) * inv_det;
-  if (t < -kHitTolerance || t > 1 + kHitTolerance) return EdgeTriangleResult::kNone;
-  const double w = 1 - u - v;
-  if (u <= kHitTolerance || v <= kHitTolerance || w <= kHitTolerance || t <= kHitTolerance ||
-      t >= 1 - kHitTolerance) {
-    return EdgeTriangleResult::kDropped;
-  }
-  hit.t = t;
-  hit.point = p0 + t * dir;
-  hit.barycentric = Vec3(w, u, v);
-  return EdgeTriangleResult::kHit;
-}
-
 // The three edges of `owner` (ClothMesh::triangle_edges[owner_index]) against `target`, but for
 // those with both ends clearly on one side of the target's plane (`sides`, from corner_sides).
 void edges_against(const ClothMesh& mesh, Index owner_index, const TriangleFrame& owner,
                    const std::array<Index, 3>& owner_vertices, const std::array<int, 3>& sides,
-                   Index target_index, const TriangleFrame& target, Block& block) {
+                   unsigned edges, Index target_index, const TriangleFrame& target, Block& block) {
   const auto& pt = target.corners;
   const double normal_squared = target.normal.squaredNorm();
   // Unrolled: the loop's index arithmetic ((k + 1) % 3, the corner swap) then folds away.
@@ -394,16 +63,14 @@ void edges_against(const ClothMesh& mesh, Index owner_index, const TriangleFrame
     // Edge k joins corners k and k + 1; its canonical order (lower vertex first) makes the
     // result bit-identical whichever of its triangles it is tested from.
     int i = k, j = (k + 1) % 3;
-    if (sides[i] != 0 && sides[i] == sides[j]) continue;
+    if ((edges & (1u << k)) == 0 || (sides[i] != 0 && sides[i] == sides[j])) continue;
     if (owner_vertices[i] > owner_vertices[j]) std::swap(i, j);
-    Hit hit;
+    EdgeCrossing hit;
     const EdgeTriangleResult r = moller_trumbore(owner.corners[i], owner.corners[j], pt[0], pt[1],
                                                  pt[2], normal_squared, hit);
     if (r == EdgeTriangleResult::kNone) continue;
     const Index e = mesh.triangle_edges[owner_index][k];
     if (r == EdgeTriangleResult::kHit) {
-      hit.edge = e;
-      hit.triangle = target_index;
       block.hits.push_back({hit_key(e, target_index), hit});
     } else {
       block.dropped.push_back(hit_key(e, target_index));
@@ -422,10 +89,11 @@ void test_triangle_pair(const ClothMesh& mesh, const std::vector<TriangleFrame>&
   if (all_on_one_side(a_sides.side)) return;
   const CornerSides b_sides = corner_sides(fa, fb);
   if (all_on_one_side(b_sides.side)) return;
-  if (crossings_apart(fa, a_sides, fb, b_sides)) return;
+  const std::array<unsigned, 2> edges = edges_to_test(fa, a_sides, fb, b_sides);
+  if ((edges[0] | edges[1]) == 0) return;
   const std::uint32_t first = static_cast<std::uint32_t>(block.hits.size());
-  edges_against(mesh, ta, fa, mesh.triangles[ta], a_sides.side, tb, fb, block);
-  edges_against(mesh, tb, fb, mesh.triangles[tb], b_sides.side, ta, fa, block);
+  edges_against(mesh, ta, fa, mesh.triangles[ta], a_sides.side, edges[0], tb, fb, block);
+  edges_against(mesh, tb, fb, mesh.triangles[tb], b_sides.side, edges[1], ta, fa, block);
   const auto count = static_cast<std::uint32_t>(block.hits.size()) - first;
   if (count > 0) block.pairs.push_back({std::min(ta, tb), std::max(ta, tb), first, count});
 }
@@ -442,6 +110,9 @@ void test_triangle_pair(const ClothMesh& mesh, const std::vector<TriangleFrame>&
   block.hits.clear();
   block.dropped.clear();
   block.candidates.clear();
+  // Room for the most a block can hold (four triangle pairs per leaf pair) and, for the exact
+  // tests' outputs, what dense tangles need: a first frame then grows no list step by step.
+  block.candidates.reserve(4 * kBlockSize);
   // The cheap tests over the whole block first, then the exact ones: two tight loops instead
   // of one that mixes them (and reloads the mesh's arrays after every stored hit).
   const Leaf* leaves = mesh.leaves.data();
@@ -465,6 +136,8 @@ void test_triangle_pair(const ClothMesh& mesh, const std::vector<TriangleFrame>&
       }
     }
   }
+  block.hits.reserve(block.candidates.size() / 2);
+  block.pairs.reserve(block.candidates.size() / 4);
   for (const auto& [ta, tb] : block.candidates) test_triangle_pair(mesh, frames, ta, tb, block);
 }
 
@@ -497,11 +170,6 @@ NarrowPhaseBuffers::NarrowPhaseBuffers() : storage(std::make_unique<Storage>()) 
 NarrowPhaseBuffers::~NarrowPhaseBuffers() = default;
 NarrowPhaseBuffers::NarrowPhaseBuffers(NarrowPhaseBuffers&&) noexcept = default;
 NarrowPhaseBuffers& NarrowPhaseBuffers::operator=(NarrowPhaseBuffers&&) noexcept = default;
-
-EdgeTriangleResult intersect_edge_triangle(const Vec3& p0, const Vec3& p1, const Vec3& a,
-                                           const Vec3& b, const Vec3& c, Hit& hit) {
-  return moller_trumbore(p0, p1, a, b, c, (b - a).cross(c - a).squaredNorm(), hit);
-}
 
 Intersections find_intersections(const ClothMesh& mesh, const Bvh& bvh, const Positions& positions,
                                  const DetectOptions& options, NarrowPhaseBuffers* buffers) {
@@ -627,7 +295,13 @@ void find_intersections(const ClothMesh& mesh, const Bvh& bvh, const Positions& 
 #pragma omp parallel for schedule(static)
   for (std::ptrdiff_t i = 0; i < ordered; ++i) {
     const HitRef& r = order[i];
-    if (i == 0 || rank[i - 1] != rank[i]) out.hits[rank[i] - 1] = blocks[r.block].hits[r.index].hit;
+    if (i == 0 || rank[i - 1] != rank[i]) {
+      const auto edge = static_cast<Index>(r.key >> 32);
+      const auto& ends = mesh.edges[edge].vertices;
+      out.hits[rank[i] - 1] =
+          make_hit(positions[ends[0]], positions[ends[1]], edge, static_cast<Index>(r.key),
+                   blocks[r.block].hits[r.index].crossing);
+    }
     kept[hit_offset[r.block] + r.index] = rank[i] - 1;
   }
   std::vector<PairRecord>& sorted_records = storage.sorted_records;

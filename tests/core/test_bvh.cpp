@@ -1,14 +1,12 @@
-// Bvh: completeness of the traversal against all leaf pairs, normal-cone culling (never loses
-// a pair; culls flat and gently curved sheets entirely; refuses self-overlapping borders), the
-// disk precomputation, refit and thread-count independence.
+// Bvh build, refit and traversal: completeness of the traversal against all leaf pairs,
+// culling never loses a pair, refit, and thread-count independence. The projected-border test
+// is in test_bvh_border.cpp, the disk precomputation in test_bvh_disks.cpp.
 #include "untangle/bvh.hpp"
 
 #include <gtest/gtest.h>
 #include <omp.h>
 
 #include <algorithm>
-#include <cmath>
-#include <numbers>
 #include <set>
 
 #include "support/brute_force.hpp"
@@ -83,102 +81,6 @@ TEST(Bvh, CullingNeverLosesAPair) {
     culled_total += with.culled_nodes.size();
   }
   EXPECT_GT(culled_total, 0u) << "the meshes should give culling something to do";
-}
-
-// A flat sheet, a gently curved one (a 60 degree arc of a cylinder) and a mild saddle: the
-// root is a disk, cullable, and the self test tests no leaf pair at all.
-TEST(Bvh, FlatAndGentlyCurvedSheetsAreCulledEntirely) {
-  const int n = 30;
-  const double h = 0.1;
-  PolygonMesh flat = test::grid(n, n, h);
-  PolygonMesh arc = test::grid(n, n, h);
-  const double radius = n * h / (std::numbers::pi / 3);  // the width spans 60 degrees
-  for (Vec3& p : arc.positions) {
-    const double a = p.x() / radius;
-    p = Vec3(radius * std::sin(a), p.y(), radius * (1 - std::cos(a)));
-  }
-  PolygonMesh saddle = test::grid(n, n, h);
-  for (Vec3& p : saddle.positions) p.z() = 0.2 * (p.x() - 1.5) * (p.y() - 1.5);
-  for (const PolygonMesh* sheet : {&flat, &arc, &saddle}) {
-    const ClothMesh mesh = ClothMesh::build(std::span(sheet, 1));
-    const Bvh bvh(mesh, sheet->positions);
-    const Index root = bvh.roots()[0];
-    EXPECT_TRUE(bvh.node_is_disk(root));
-    EXPECT_TRUE(bvh.nodes()[root].cone.narrower_than_right_angle());
-    EXPECT_TRUE(bvh.nodes()[root].cullable);
-    const Candidates c = bvh.find_candidates(true);
-    EXPECT_TRUE(c.leaf_pairs.empty());
-    EXPECT_EQ(c.culled_nodes, std::vector<Index>{root});
-    EXPECT_FALSE(bvh.find_candidates(false).leaf_pairs.empty());
-    const Intersections found = find_intersections(mesh, bvh, sheet->positions);
-    EXPECT_EQ(found.candidate_pairs, 0u);
-  }
-}
-
-// The second half of the culling test matters: a ramp winding one and a half turns around the
-// z axis (a spiral staircase strip) has all normals within a narrow cone, and it is a disk,
-// but seen from above its border overlaps itself, so it must not be culled.
-TEST(Bvh, SelfOverlappingBorderIsNotCulled) {
-  PolygonMesh ramp = test::grid(60, 4, 1.0);
-  for (Vec3& p : ramp.positions) {
-    const double turn = p.x() / 60 * 3 * std::numbers::pi;
-    const double r = 1.0 + 0.25 * p.y();
-    p = Vec3(r * std::cos(turn), r * std::sin(turn), 0.5 * turn);
-  }
-  const ClothMesh mesh = ClothMesh::build(std::span(&ramp, 1));
-  const Bvh bvh(mesh, ramp.positions);
-  const Index root = bvh.roots()[0];
-  ASSERT_TRUE(bvh.node_is_disk(root));
-  const NormalCone& cone = bvh.nodes()[root].cone;
-  // The independent check that the cone test alone would pass: every normal within 80 degrees
-  // of the z axis, all on the same side.
-  double side = 0;
-  for (const auto& t : mesh.triangles) {
-    const Vec3& a = ramp.positions[t[0]];
-    const Vec3 normal = (ramp.positions[t[1]] - a).cross(ramp.positions[t[2]] - a).normalized();
-    if (side == 0) side = normal.z() > 0 ? 1 : -1;
-    EXPECT_GT(side * normal.z(), std::cos(80 * std::numbers::pi / 180));
-  }
-  EXPECT_TRUE(cone.narrower_than_right_angle());
-  EXPECT_FALSE(bvh.nodes()[root].cullable);
-}
-
-// Disk bookkeeping against hand counts: the root of an nx x ny grid is a disk whose border has
-// 2 (nx + ny) edges, all of them border edges of the mesh; a grid with a hole (an annulus) is
-// not a disk; neither is a fold where one node holds two separate strips.
-TEST(Bvh, DiskRegionsAndBordersMatchHandCounts) {
-  {
-    const PolygonMesh g = test::grid(12, 7);
-    const ClothMesh mesh = ClothMesh::build(std::span(&g, 1));
-    const Bvh bvh(mesh, g.positions);
-    const Index root = bvh.roots()[0];
-    ASSERT_TRUE(bvh.node_is_disk(root));
-    const auto border = bvh.node_border_edges(root);
-    EXPECT_EQ(border.size(), 2u * (12 + 7));
-    for (Index e : border) EXPECT_TRUE(mesh.edge_is_border[e]);
-    // Every leaf node (one quad) is a disk with 4 border edges.
-    for (std::size_t n = 0; n < bvh.nodes().size(); ++n) {
-      if (!bvh.nodes()[n].is_leaf()) continue;
-      EXPECT_TRUE(bvh.node_is_disk(static_cast<Index>(n)));
-      EXPECT_EQ(bvh.node_border_edges(static_cast<Index>(n)).size(), 4u);
-    }
-  }
-  {
-    PolygonMesh annulus = test::grid(9, 9);
-    std::vector<Index> sizes, indices;
-    for (std::size_t f = 0; f < annulus.face_sizes.size(); ++f) {
-      if (f == 4 + 4 * 9) continue;  // the centre quad
-      sizes.push_back(4);
-      indices.insert(indices.end(), annulus.face_indices.begin() + 4 * f,
-                     annulus.face_indices.begin() + 4 * f + 4);
-    }
-    annulus.face_sizes = sizes;
-    annulus.face_indices = indices;
-    const ClothMesh mesh = ClothMesh::build(std::span(&annulus, 1));
-    const Bvh bvh(mesh, annulus.positions);
-    EXPECT_FALSE(bvh.node_is_disk(bvh.roots()[0]));
-    EXPECT_FALSE(bvh.nodes()[bvh.roots()[0]].cullable);
-  }
 }
 
 // Two pieces have their own roots; far apart, nothing is a candidate between them.

@@ -5,15 +5,19 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include <map>
+#include <random>
 #include <set>
 
 #include "support/brute_force.hpp"
 #include "support/crumpled_mesh.hpp"
+#include "support/small_meshes.hpp"
 
 namespace untangle {
 namespace {
 
 using test::CrumpleOptions;
+using test::triangles;
 
 struct Case {
   int nx, ny, pieces, folds;
@@ -140,6 +144,72 @@ TEST(NarrowPhase, PairsEqualBruteForceOnMixedTriangleAndQuadMeshes) {
   EXPECT_GT(lone_leaves, 0u) << "some leaves should hold a single triangle";
 }
 
+// A dense tangle, as a collapsed tube is: two noisy sheets laid on each other, so that over a
+// fifth of the candidate pairs intersect (the case the interval test's edge selection speeds
+// up). Pairs equal brute force, and every hit and dropped hit equals an edge-by-edge test of
+// every edge against every triangle whose box it reaches, bit for bit.
+TEST(NarrowPhase, DenseTangleEqualsBruteForceAndEveryEdgeTest) {
+  const int n = 24;
+  const double h = 0.1;
+  std::vector<PolygonMesh> pieces = {test::grid(n, n, h),
+                                     test::grid(n, n, h, {0.5 * h, 0.4 * h, 0})};
+  std::mt19937_64 rng(7);
+  for (PolygonMesh& piece : pieces) {
+    for (Vec3& p : piece.positions) p.z() = test::detail::uniform(rng, -0.4 * h, 0.4 * h);
+  }
+  const ClothMesh mesh = ClothMesh::build(pieces);
+  const Positions x = test::concatenated_positions(pieces);
+  const Bvh bvh(mesh, x);
+  const Intersections found = find_intersections(mesh, bvh, x);
+  EXPECT_EQ(found.pairs, test::brute_force_pairs(mesh, x));
+  EXPECT_GT(5 * found.pairs.size(), found.candidate_pairs) << "the tangle should be dense";
+
+  std::map<std::array<Index, 2>, Hit> hits;  // by (edge, triangle)
+  std::set<std::array<Index, 2>> dropped;
+  for (Index t = 0; t < mesh.triangle_count(); ++t) {
+    const auto& tc = mesh.triangles[t];
+    const Vec3 low = x[tc[0]].cwiseMin(x[tc[1]]).cwiseMin(x[tc[2]]).array() - h;
+    const Vec3 high = x[tc[0]].cwiseMax(x[tc[1]]).cwiseMax(x[tc[2]]).array() + h;
+    for (Index e = 0; e < mesh.edges.size(); ++e) {
+      const auto& ev = mesh.edges[e].vertices;
+      if (ev[0] == tc[0] || ev[0] == tc[1] || ev[0] == tc[2] || ev[1] == tc[0] || ev[1] == tc[1] ||
+          ev[1] == tc[2]) {
+        continue;
+      }
+      // Only edges of a triangle that shares no vertex with t are tested by the detector.
+      bool tested = false;
+      for (Index k = 0; k < std::min<Index>(mesh.edges[e].triangle_count, 2); ++k) {
+        const auto& oc = mesh.triangles[mesh.edges[e].triangles[k]];
+        bool shares = false;
+        for (Index v : oc) shares = shares || v == tc[0] || v == tc[1] || v == tc[2];
+        tested = tested || !shares;
+      }
+      if (!tested || (x[ev[0]].cwiseMax(x[ev[1]]).array() < low.array()).any() ||
+          (x[ev[0]].cwiseMin(x[ev[1]]).array() > high.array()).any()) {
+        continue;
+      }
+      Hit hit;
+      hit.edge = e;
+      hit.triangle = t;
+      const EdgeTriangleResult r =
+          intersect_edge_triangle(x[ev[0]], x[ev[1]], x[tc[0]], x[tc[1]], x[tc[2]], hit);
+      if (r == EdgeTriangleResult::kHit) hits[{e, t}] = hit;
+      if (r == EdgeTriangleResult::kDropped) dropped.insert({e, t});
+    }
+  }
+  EXPECT_EQ(found.dropped_hits, dropped.size());
+  ASSERT_EQ(found.hits.size(), hits.size());
+  auto expected = hits.begin();
+  for (const Hit& hit : found.hits) {
+    const Hit& e = (expected++)->second;
+    EXPECT_EQ(hit.edge, e.edge);
+    EXPECT_EQ(hit.triangle, e.triangle);
+    EXPECT_EQ(hit.t, e.t);
+    EXPECT_EQ(hit.point, e.point);
+    EXPECT_EQ(hit.barycentric, e.barycentric);
+  }
+}
+
 // Hits are unique and sorted by (edge, triangle); each lies on its edge at parameter t and at
 // its barycentrics on the triangle; each segment's hits belong to its own two triangles.
 TEST(NarrowPhase, HitsAreConsistentWithTheirEdgeTriangleAndSegment) {
@@ -236,16 +306,6 @@ TEST(NarrowPhase, ReusedBuffersGiveTheResultOfFreshOnes) {
   expect_identical(fresh, over);
 }
 
-PolygonMesh triangles(const Positions& p, const std::vector<std::array<Index, 3>>& faces) {
-  PolygonMesh m;
-  m.positions = p;
-  for (const auto& f : faces) {
-    m.face_sizes.push_back(3);
-    m.face_indices.insert(m.face_indices.end(), f.begin(), f.end());
-  }
-  return m;
-}
-
 // An edge through the inside of a triangle: the hit's point, t and barycentrics by hand.
 TEST(NarrowPhase, SingleCrossingMatchesHandComputation) {
   const std::vector<PolygonMesh> pieces = {
@@ -274,65 +334,6 @@ TEST(NarrowPhase, SingleCrossingMatchesHandComputation) {
     }
   }
   EXPECT_TRUE(saw_vertical_edge);
-}
-
-// Two pieces of one triangle each (corners 0-2 and 3-5), detected.
-struct TwoTriangles {
-  ClothMesh mesh;
-  Positions x;
-  Intersections found;
-
-  explicit TwoTriangles(const std::vector<Vec3>& corners) {
-    const std::vector<PolygonMesh> pieces = {
-        triangles({corners[0], corners[1], corners[2]}, {{0, 1, 2}}),
-        triangles({corners[3], corners[4], corners[5]}, {{0, 1, 2}})};
-    mesh = ClothMesh::build(pieces);
-    x = test::concatenated_positions(pieces);
-    const Bvh bvh(mesh, x);
-    found = find_intersections(mesh, bvh, x);
-  }
-};
-
-// Each triangle crosses the other's plane, and along the line the planes share the crossings are
-// apart by a gap or overlap by it: the interval test must reject the first, never the second,
-// down to gaps far below the triangles' size, turned and far from the origin.
-TEST(NarrowPhase, CrossingsApartOrOverlappingAlongTheSharedLine) {
-  const Eigen::Matrix3d turn =
-      (Eigen::AngleAxisd(0.7, Vec3(1, 2, 3).normalized()) * Eigen::AngleAxisd(0.3, Vec3::UnitX()))
-          .toRotationMatrix();
-  for (const double offset : {0.0, 1000.0}) {
-    for (const double gap : {1e-2, 1e-4, 1e-6, 1e-8, -1e-8, -1e-6, -1e-4, -1e-2}) {
-      // A meets the plane y = 0.3 along x in [0, 0.7]; B meets z = 0 along x in [0.7 + gap, 2].
-      std::vector<Vec3> corners = {{0, 0, 0},           {1, 0, 0},
-                                   {0, 1, 0},           {0.7 + gap, 0.3, -1},
-                                   {0.7 + gap, 0.3, 1}, {2, 0.3, 0.1}};
-      for (Vec3& c : corners) c = turn * c + Vec3::Constant(offset);
-      const TwoTriangles two(corners);
-      const Intersections& found = two.found;
-      SCOPED_TRACE(::testing::Message() << "gap " << gap << ", offset " << offset);
-      EXPECT_EQ(found.pairs, test::brute_force_pairs(two.mesh, two.x));
-      if (std::abs(gap) >= 1e-6) {
-        EXPECT_EQ(found.pairs.size(), gap < 0 ? 1u : 0u);
-      }
-    }
-  }
-}
-
-// A grazing crossing: A's edge meets B 1e-11 outside B's border (a dropped hit, within the hit
-// tolerance), and A's plane cuts B close to B's corner (1,0,0), where 1e-10 of B's barycentric
-// coordinates reaches 1e-4 along the planes' shared line. The interval test must leave such a
-// pair to the edge tests (it rejected it when its margin ignored that reach).
-TEST(NarrowPhase, AGrazingDroppedHitIsNotRejectedByTheIntervalTest) {
-  const double s = 1e-6;  // A lies in the plane y = s (x - 0.5)
-  std::vector<Vec3> corners = {
-      {0.49999, -1e-11, 1}, {0.49999, -1e-11, -1}, {-0.5, -s, -1}, {0, 0, 0}, {1, 0, 0}, {0, 1, 0}};
-  // Turned, so that no axis of the volumes separates A (y < 0) from B (y >= 0) by the 1e-11.
-  const Eigen::Matrix3d turn =
-      Eigen::AngleAxisd(0.7, Vec3(1, 2, 3).normalized()).toRotationMatrix();
-  for (Vec3& c : corners) c = turn * c;
-  const Intersections found = TwoTriangles(corners).found;
-  EXPECT_TRUE(found.pairs.empty());
-  EXPECT_EQ(found.dropped_hits, 1u);
 }
 
 // Touching exactly at a point of both triangles' edges: both hits are degenerate, so there is

@@ -81,9 +81,10 @@ class Bvh {
   const std::array<Index, 4>& leaf_corners(Index leaf) const { return leaf_corners_[leaf]; }
 
  private:
-  Index build_node(std::vector<Index>& leaf_ids, std::size_t begin, std::size_t end, Index parent,
-                   Index piece, std::size_t depth,
-                   const std::vector<std::array<double, Kdop18::kAxes>>& centroids);
+  // Builds the subtree of leaf_ids[begin, end) into nodes_[index, index + 2 (end - begin) - 1).
+  void build_node(Index index, std::vector<Index>& leaf_ids, std::size_t begin, std::size_t end,
+                  Index parent, Index piece,
+                  const std::vector<std::array<double, Kdop18::kAxes>>& centroids);
   void find_disks();
   void refit_leaf(BvhNode& node, const Positions& positions, double inflation) const;
   struct SweepKey;       // a border segment's u range (bvh.cpp)

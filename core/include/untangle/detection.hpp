@@ -33,6 +33,9 @@ class Detection {
  private:
   const ClothMesh* mesh_;
   Bvh bvh_;
+  // The positions the BVH was built and refit on, kept until the first run: a one-shot detection
+  // of those very positions (ut_detect, `untangle detect`) then skips a second, identical refit.
+  Positions built_on_;
   NarrowPhaseBuffers buffers_;
   Intersections intersections_;
   Contours contours_;
