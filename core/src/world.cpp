@@ -302,7 +302,7 @@ void World::step() {
   if (settings_.proximity && frame_settings_.thickness > 0) {
     filter_approach(
         solver_->proximity_search(),
-        ApproachFilterInput{x, inverse_mass_, dt, frame_settings_.thickness, gravity_step},
+        ApproachFilterInput{x, inverse_mass_, dt, frame_settings_.thickness, gravity_step, true},
         velocities);
   }
   positions_ = std::move(x);

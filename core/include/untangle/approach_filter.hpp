@@ -19,7 +19,9 @@ struct ApproachFilterInput {
   double time_step = 0;
   double thickness = 0;
   Vec3 gravity_step = Vec3::Zero();  // dt^2 g: the next prediction adds it
-  bool ring_pairs = false;           // as the solver's proximity pairs
+  // Pairs one polygon ring apart too: a fold one polygon wide crosses between triangles that
+  // share no vertex, and the narrow phase counts such crossings.
+  bool ring_pairs = false;
 };
 
 // Changes v in place; returns the number of pairs that were held. Serial over the sorted pairs,
