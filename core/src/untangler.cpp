@@ -70,13 +70,13 @@ void check_options(const ClothMesh& mesh, const UntangleOptions& options) {
   if (options.relax_iterations < 0 || !(options.relax_strain >= 0)) {
     throw std::invalid_argument("relax_iterations and relax_strain must be >= 0");
   }
-  if (!(options.strength_scale > 0 && options.strength_scale <= 10)) {
-    throw std::invalid_argument("strength_scale must be in (0, 10], got " +
-                                std::to_string(options.strength_scale));
-  }
-  if (!(options.max_strength_scale >= options.strength_scale && options.max_strength_scale <= 10)) {
-    throw std::invalid_argument("max_strength_scale must be in [strength_scale, 10], got " +
-                                std::to_string(options.max_strength_scale));
+  for (const double scale : {options.strength_scale, options.sequence_strength_scale}) {
+    if (!(scale > 0 && scale <= options.max_strength_scale && options.max_strength_scale <= 10)) {
+      throw std::invalid_argument(
+          "strength_scale and sequence_strength_scale must be in (0, max_strength_scale], and "
+          "max_strength_scale at most 10; got " +
+          std::to_string(scale) + " and " + std::to_string(options.max_strength_scale));
+    }
   }
   if (!(options.strain_limit >= 0 && options.strain_limit <= 1)) {
     throw std::invalid_argument("strain_limit must be in [0, 1], got " +
@@ -372,8 +372,8 @@ std::vector<std::array<Index, 4>> quads_of(const ClothMesh& mesh,
 // pulled toward `reference`, the shape the user wants kept (the figures are measured against
 // it). Quasi-static: each frame starts at rest, so no push overshoots.
 UntangleReport solve(Splits& splits, const Positions& start, const Positions& reference,
-                     const Positions& rest, const UntangleOptions& options, Positions& output,
-                     const Progress& progress) {
+                     const Positions& rest, const UntangleOptions& options, double start_strength,
+                     Positions& output, const Progress& progress) {
   const auto started = Clock::now();
   const ClothMesh& mesh = splits.library.mesh();
   splits.for_each([&](SplitStages& split) {
@@ -386,7 +386,7 @@ UntangleReport solve(Splits& splits, const Positions& start, const Positions& re
   terms.spacing = options.settings.spacing > 0 ? options.settings.spacing : mesh.mean_edge_length;
   terms.settings.thickness =
       std::min(options.settings.thickness, kMaxThicknessPerSpacing * terms.spacing);
-  terms.settings.response_strength *= options.strength_scale;
+  terms.settings.response_strength *= start_strength;
   splits.thickness = terms.settings.thickness;
   terms.region_push = options.region_push;
   terms.flip_sides = options.flip_sides;
@@ -413,7 +413,7 @@ UntangleReport solve(Splits& splits, const Positions& start, const Positions& re
   Positions fewest = start;  // the state of fewest_pairs
   SplitStages* fewest_split = stepping;
   int stalled = 0;
-  double strength_scale = options.strength_scale;
+  double strength_scale = start_strength;
   // The quads of every crossing found so far, of either split, are made flatter in the frames
   // that follow: a crossing that only one split sees is a sheet inside the tetrahedron between
   // a bent quad's two splits.
@@ -449,6 +449,7 @@ UntangleReport solve(Splits& splits, const Positions& start, const Positions& re
     }
     if (reached_pairs == 0) {
       best_clean = reached;
+      report.iterations_to_clean = report.iterations;
       break;
     }
     if (reached_pairs < fewest_pairs) {
@@ -457,8 +458,7 @@ UntangleReport solve(Splits& splits, const Positions& start, const Positions& re
       fewest_split = stepping;
       stalled = 0;
     } else if (++stalled >= options.stall_iterations) {
-      // A gentle push alone stalls against the stretch and the pull on deep tangles; a strong
-      // one from the start stretches the shallow ones more than they need.
+      // A gentle push alone stalls against the stretch and the pull on deep tangles.
       stalled = 0;
       if (strength_scale < options.max_strength_scale) {
         strength_scale = std::min(2 * strength_scale, options.max_strength_scale);
@@ -467,7 +467,7 @@ UntangleReport solve(Splits& splits, const Positions& start, const Positions& re
         // the flap itself, and is ICM for the others.
         terms.settings.method = Method::kYe;
         splits.for_each([](SplitStages& split) { split.set_method(Method::kYe); });
-        strength_scale = options.strength_scale;
+        strength_scale = start_strength;
         ++report.method_switches;
       }
       terms.settings.response_strength = options.settings.response_strength * strength_scale;
@@ -480,7 +480,10 @@ UntangleReport solve(Splits& splits, const Positions& start, const Positions& re
   const bool strained_start =
       start_pairs == 0 && options.strain_limit > 0 &&
       max_edge_strain(mesh, reference, start) > options.strain_limit + kStrainTolerance;
-  if (start_pairs == 0) best_clean = start;
+  if (start_pairs == 0) {
+    best_clean = start;
+    report.iterations_to_clean = 0;
+  }
   if ((start_pairs > 0 || strained_start) && !best_clean.empty() && !report.cancelled &&
       options.relax_iterations > 0) {
     if (!relax(splits, reference, terms, options, progress, best_clean, report)) {
@@ -549,8 +552,8 @@ UntangleReport untangle(const ClothMesh& mesh, const Positions& input, const Pos
   const std::vector<double> inverse_mass = inverse_mass_of(mesh, options);
   ThreadScope threads(options.settings.threads, mesh.vertex_count());
   Splits splits = make_splits(mesh, inverse_mass);
-  UntangleReport report =
-      solve(splits, input, input, rest ? *rest : input, options, result, progress);
+  UntangleReport report = solve(splits, input, input, rest ? *rest : input, options,
+                                options.strength_scale, result, progress);
   output = std::move(result);
   return report;
 }
@@ -583,7 +586,8 @@ SequenceReport untangle_sequence(const ClothMesh& mesh, std::span<const Position
         start[v] += result[f - 1][v] - frames[f - 1][v];
     }
     Positions out;
-    UntangleReport frame = solve(splits, carried ? start : input, input, input, options, out, {});
+    UntangleReport frame = solve(splits, carried ? start : input, input, input, options,
+                                 options.sequence_strength_scale, out, {});
     result.push_back(std::move(out));
     report.frames.push_back(frame);
     if (progress &&

@@ -22,13 +22,17 @@ struct UntangleOptions {
   // back is cut short (its move halved until clean), and the clean state of least strain is
   // returned. A solve that does not get clean returns its state of fewest pairs.
   int relax_iterations = 30;
-  // The push per pipeline frame relative to settings.response_strength. With no frame rate to
-  // keep, smaller pushes over more frames leave less stretch and do not overshoot a small tangle.
-  double strength_scale = 0.15;
+  // The push per pipeline frame relative to settings.response_strength at the start of a solve.
+  // A single state (untangle) starts at the strongest push: it has no neighbouring frame to
+  // match, and a strong push clears the Wicke units in 3-10 frames where a gentle one took 8-105.
+  // The frames of a sequence (untangle_sequence) start gentle: each frame's correction shows as
+  // a jump between two output frames, and the gentle push stops at the smallest correction that
+  // is clean (the strong one made a cache pop 3x as far as the input moved).
+  double strength_scale = 2.0;
+  double sequence_strength_scale = 0.15;
   // A solve whose pair count has not reached a new low for stall_iterations frames doubles its
   // push, up to max_strength_scale: a gentle push alone stalls against the stretch and the pull
-  // on deep tangles (a Blender cloth tangle stayed at 32 of 44 pairs), a strong one from the
-  // start stretches the shallow ones more than they need.
+  // on deep tangles (a Blender cloth tangle stayed at 32 of 44 pairs).
   int stall_iterations = 8;
   double max_strength_scale = 2.0;
   // With ICM: once the strongest push stalls too, go on with Ye's method (see untangler.cpp).
@@ -57,7 +61,8 @@ struct UntangleReport {
   // (the library's and the other diagonal's) are clean.
   std::size_t pairs_before = 0;
   std::size_t pairs_after = 0;
-  int iterations = 0;
+  int iterations = 0;            // all frames run, relaxation included
+  int iterations_to_clean = -1;  // frames until the first clean state; -1 = never clean
   std::array<std::size_t, 3> contours_left{};  // loop, boundary, crease
   double max_displacement = 0;                 // from the input
   double mean_displacement = 0;
