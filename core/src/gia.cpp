@@ -47,9 +47,10 @@ Vec3 unit_normal(const ClothMesh& mesh, const Positions& x, Index t) {
 // growing are the region; when all complete (a piece split in two), all but the largest.
 void side_region(const ClothMesh& mesh, const Positions& x, const Intersections& intersections,
                  const Contour& contour, int side, const GiaOptions& options, Scratch& s,
-                 std::vector<Index>& region, Vec3& back_through) {
+                 std::vector<Index>& region, Vec3& back_through, double& depth) {
   region.clear();
   back_through = Vec3::Zero();
+  depth = 0;
   ++s.stamp;
   const std::uint32_t stamp = s.stamp;
   // Cut edges: the side's edges that pierce the other side, an odd number of times.
@@ -175,6 +176,8 @@ void side_region(const ClothMesh& mesh, const Positions& x, const Intersections&
   }
   if (region.empty()) return;
   std::sort(region.begin(), region.end());
+  Vec3 crossing_sum = Vec3::Zero();
+  std::size_t crossings = 0;
   for (std::size_t k = 0; k < s.cut_edges.size(); ++k) {
     const Index e = s.cut_edges[k];
     if (!s.edge_odd[e]) continue;
@@ -185,7 +188,16 @@ void side_region(const ClothMesh& mesh, const Positions& x, const Intersections&
     const Vec3 n = unit_normal(mesh, x, intersections.hits[s.cut_hits[k]].triangle);
     const Vec3 out_minus_in = a_in ? Vec3(x[b] - x[a]) : Vec3(x[a] - x[b]);
     back_through += out_minus_in.dot(n) * n;
+    crossing_sum += intersections.hits[s.cut_hits[k]].point;
+    ++crossings;
   }
+  // How far the region reaches beyond the surface it went through: beyond the mean crossing
+  // point, against the way back.
+  const double length = back_through.norm();
+  if (crossings == 0 || !(length > 0)) return;
+  const Vec3 way = back_through / length;
+  const Vec3 crossing = crossing_sum / static_cast<double>(crossings);
+  for (Index v : region) depth = std::max(depth, (crossing - x[v]).dot(way));
 }
 
 }  // namespace
@@ -224,7 +236,7 @@ GlobalIntersections analyse_intersections(const ClothMesh& mesh, const Positions
           for (int side = 0; side < 2; ++side) {
             side_region(mesh, positions, intersections,
                         contours.contours[static_cast<std::size_t>(c)], side, options, scratch,
-                        regions.vertices[side], regions.back_through[side]);
+                        regions.vertices[side], regions.back_through[side], regions.depth[side]);
           }
         });
       }

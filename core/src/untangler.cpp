@@ -194,7 +194,7 @@ class SplitStages {
       if (displacement.delta.size() != x.size()) displacement.delta.assign(x.size(), Vec3::Zero());
       if (terms.region_push)
         add_region_pushes(regions, terms.settings.response_strength * terms.spacing,
-                          displacement.delta);
+                          terms.settings.thickness, displacement.delta);
       for (Vec3& d : displacement.delta) {
         if (!d.allFinite()) d = Vec3::Zero();  // a response never brings a NaN into the state
       }
@@ -225,7 +225,8 @@ class SplitStages {
   // is undone by taking back the part that went through, not only the particles along its
   // contour (which the stretch behind them pulls back into place). A particle in several regions
   // gets the mean of their moves.
-  void add_region_pushes(const GlobalIntersections& regions, double step, Positions& delta) const {
+  void add_region_pushes(const GlobalIntersections& regions, double step, double thickness,
+                         Positions& delta) const {
     std::vector<Vec3> sum(delta.size(), Vec3::Zero());
     std::vector<Index> count(delta.size(), 0);
     for (const ContourRegions& contour : regions.contours) {
@@ -233,7 +234,12 @@ class SplitStages {
         const Vec3& way = contour.back_through[side];
         const double length = way.norm();
         if (contour.vertices[side].empty() || !(length > 0)) continue;
-        const Vec3 move = (step / length) * way;
+        // No further than the two sides reach through each other (a cap beyond a sheet, or a
+        // sheet's disc under a dome: measured from the crossings, each side's depth is the
+        // other's share), and the thickness: a shallow region is not thrown through the layers
+        // behind the one it crossed.
+        const double distance = std::min(step, contour.depth[0] + contour.depth[1] + thickness);
+        const Vec3 move = (distance / length) * way;
         for (Index v : contour.vertices[side]) {
           sum[v] += move;
           ++count[v];

@@ -93,6 +93,10 @@ TEST(Gia, ABumpThroughASheetBoundsTheCapAndTheDiscInsideTheLoop) {
   const int cap_side = regions.vertices[0].front() < 625 ? 0 : 1;
   EXPECT_LT(regions.back_through[cap_side].normalized().z(), -0.99);
   EXPECT_GT(regions.back_through[1 - cap_side].normalized().z(), 0.99);
+  // Depth, from the crossings on B's plane: the cap reaches to the bump's top (0.4, a vertex),
+  // 0.25 beyond B; the flat disc reaches nowhere beyond its own crossings.
+  EXPECT_NEAR(regions.depth[cap_side], 0.4 - 0.15, 1e-9);
+  EXPECT_NEAR(regions.depth[1 - cap_side], 0.0, 0.02);
 }
 
 // A flap: a vertical sheet (x = 0.55, 6 quads wide in y, from z = -0.23 to 0.67) through the

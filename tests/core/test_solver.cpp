@@ -184,6 +184,59 @@ TEST(Solver, HoldingTheGapNeitherPushesCrushedLayersApartNorLetsThemCross) {
   EXPECT_LT(lowest_height_after(true, 0.0) + 1e-9, h);
 }
 
+// Global intersection analysis decides a proximity pair's side only where it says the two sides
+// passed through each other. A small sheet lies 0.4 thickness over a pinned larger one, closer
+// than the thickness: by its own side the proximity push lifts it to the thickness. Labelled as
+// the two opposite regions of one contour (the small sheet went through), the push takes it
+// through to the thickness below. Regions that are not opposite (the small sheet in a region
+// and the large one in none, or in a region of another contour) leave every side as it was.
+// The labels are built by hand, so the test checks the solver's rule, not the analysis.
+TEST(Solver, ProximityPairsArePushedThroughOnlyWhenInOppositeRegionsOfOneContour) {
+  constexpr Index kLower = 49, kUpper = 25;  // 6 x 6 and 4 x 4 quads
+  const double h = 0.01;
+  enum class Labels { none, opposite, upper_only, other_contour };
+  auto heights_after = [&](Labels labels) {
+    const std::vector<PolygonMesh> pieces{test::grid(6, 6, 0.1),
+                                          test::grid(4, 4, 0.1, Vec3(0.113, 0.127, 0.4 * h))};
+    Settings settings;
+    settings.gravity = Vec3::Zero();
+    settings.thickness = h;
+    std::vector<double> inverse_mass(kLower + kUpper, 1.0);
+    std::fill(inverse_mass.begin(), inverse_mass.begin() + kLower, 0.0);
+    GlobalIntersections regions;
+    regions.contours.resize(2);
+    regions.vertex_regions.offsets.push_back(0);
+    for (Index v = 0; v < kLower + kUpper; ++v) {
+      const bool upper = v >= kLower;
+      // Labels are 2 * contour + side.
+      if (labels == Labels::opposite) regions.vertex_regions.items.push_back(upper ? 1 : 0);
+      if (labels == Labels::upper_only && upper) regions.vertex_regions.items.push_back(1);
+      if (labels == Labels::other_contour) regions.vertex_regions.items.push_back(upper ? 1 : 2);
+      regions.vertex_regions.offsets.push_back(
+          static_cast<Index>(regions.vertex_regions.items.size()));
+    }
+    const Positions x = solve_frames(
+        pieces, test::concatenated_positions(pieces), inverse_mass, settings, 1,
+        [&](SolverInput& in) { in.regions = labels == Labels::none ? nullptr : &regions; });
+    std::pair<double, double> lowest_highest{1, -1};
+    for (Index v = kLower; v < kLower + kUpper; ++v) {
+      lowest_highest.first = std::min(lowest_highest.first, x[v].z());
+      lowest_highest.second = std::max(lowest_highest.second, x[v].z());
+    }
+    return lowest_highest;
+  };
+  // Pushed out to at least the thickness on its side (edge-edge pairs at its border may push a
+  // little further), never left closer or on the other side.
+  for (Labels kept : {Labels::none, Labels::upper_only, Labels::other_contour}) {
+    const auto [lowest, highest] = heights_after(kept);
+    EXPECT_GT(lowest, h - 1e-6) << static_cast<int>(kept);
+    EXPECT_LT(highest, 1.5 * h) << static_cast<int>(kept);
+  }
+  const auto [lowest, highest] = heights_after(Labels::opposite);
+  EXPECT_GT(lowest, -1.5 * h);
+  EXPECT_LT(highest, -h + 1e-6);
+}
+
 // A 30 x 30 sheet whose corner rows are pulled hard away from each other and one corner through
 // the sheet: without a limit its sides stretch far; with strain_limit every side (not the quad
 // diagonals), measured here on the grid itself, stays within the limit; the same for one and two

@@ -18,6 +18,9 @@ struct ContourRegions {
   // sum over the side's cut edges of (outside end - inside end) along the pierced triangle's
   // unit normal; zero when the side has no region.
   std::array<Vec3, 2> back_through{Vec3::Zero(), Vec3::Zero()};
+  // Per side: how far the region reaches beyond the surface it went through, along the way back
+  // (from the mean crossing point of its cut edges); the move that takes it back is no longer.
+  std::array<double, 2> depth{0, 0};
 };
 
 struct GiaOptions {
