@@ -42,8 +42,11 @@ int run_fix(CommandArgs args) {
               &threads, 0, 1024)
       .flag("--json", "print one JSON object instead of text", &json)
       .epilog(
-          "JSON keys: pairs_before, pairs_after, iterations, max_edge_strain\n"
-          "(max |length_out / length_in - 1| over all edges), seconds.\n"
+          "JSON keys: pairs_before, pairs_after, iterations, iterations_to_clean (until the\n"
+          "first clean state; the rest relax the stretch; -1 = never clean), max_edge_strain\n"
+          "(max |length_out / length_in - 1| over all edges), seconds, and stage_seconds:\n"
+          "detection, analysis, response, solver, proximity (part of solver), summed over\n"
+          "the iterations.\n"
           "The exit status is 0 when OUT.obj was written, also when pairs are left.");
   if (!parser.parse(args)) {
     std::cout << parser.help();
@@ -99,8 +102,17 @@ int run_fix(CommandArgs args) {
         .field("pairs_before", report.pairs_before)
         .field("pairs_after", report.pairs_after)
         .field("iterations", report.iterations)
+        .field("iterations_to_clean", report.iterations_to_clean)
         .field("max_edge_strain", report.max_edge_strain)
         .field("seconds", seconds)
+        .key("stage_seconds")
+        .begin_object()
+        .field("detection", report.seconds_detection)
+        .field("analysis", report.seconds_analysis)
+        .field("response", report.seconds_response)
+        .field("solver", report.seconds_solver)
+        .field("proximity", report.seconds_proximity)
+        .end_object()
         .end_object();
     return kExitOk;
   }
@@ -111,6 +123,18 @@ int run_fix(CommandArgs args) {
               seconds);
   std::printf("  max edge strain against the input %.2f %%, max displacement %.4g, mean %.4g\n",
               100 * report.max_edge_strain, report.max_displacement, report.mean_displacement);
+  if (report.iterations > 0) {
+    const double per = 1000.0 / report.iterations;
+    if (report.iterations_to_clean > 0) {
+      std::printf("  clean after %d of the iterations, the rest relaxed the stretch\n",
+                  report.iterations_to_clean);
+    }
+    std::printf(
+        "  ms per iteration: detection %.2f, analysis %.2f, response %.2f, solver %.2f "
+        "(proximity %.2f)\n",
+        per * report.seconds_detection, per * report.seconds_analysis,
+        per * report.seconds_response, per * report.seconds_solver, per * report.seconds_proximity);
+  }
   if (report.pairs_after > 0) {
     std::printf(
         "  not fully untangled: %llu loop, %llu boundary, %llu crease contours left "

@@ -145,6 +145,13 @@ class _UtUntangleReport(Structure):
         ("mean_displacement", c_double),
         ("max_edge_strain", c_double),
         ("seconds", c_double),
+        ("iterations_to_clean", c_int32),  # ABI 1.2
+        ("reserved2", c_int32),
+        ("seconds_detection", c_double),
+        ("seconds_analysis", c_double),
+        ("seconds_response", c_double),
+        ("seconds_solver", c_double),
+        ("seconds_proximity", c_double),
     ]
 
 

@@ -306,4 +306,12 @@ def _report_dict(r: _UtUntangleReport) -> dict:
         "max_edge_strain": r.max_edge_strain,
         "cancelled": bool(r.cancelled),
         "seconds": r.seconds,
+        "iterations_to_clean": r.iterations_to_clean,
+        "stage_seconds": {
+            "detection": r.seconds_detection,
+            "analysis": r.seconds_analysis,
+            "response": r.seconds_response,
+            "solver": r.seconds_solver,
+            "proximity": r.seconds_proximity,
+        },
     }

@@ -50,7 +50,7 @@ extern "C" {
 /* A different major version is incompatible: callers must refuse it. A larger minor version
  * only adds functions or struct fields at the end. */
 #define UT_ABI_VERSION_MAJOR 1
-#define UT_ABI_VERSION_MINOR 1
+#define UT_ABI_VERSION_MINOR 2
 #define UT_ABI_VERSION_PATCH 0
 
 /* The version of the loaded library, packed as (major << 16) | (minor << 8) | patch. */
@@ -356,6 +356,19 @@ typedef struct UtUntangleReport {
   double mean_displacement;
   double max_edge_strain; /* max |length_out / length_in - 1| over the polygon edges */
   double seconds;
+  /* 1.2: iterations until the first clean state (the rest relax the stretch); -1 = never
+   * clean, 0 = the input was clean */
+  int32_t iterations_to_clean;
+  int32_t reserved2;
+  /* 1.2: wall time of each stage, summed over the iterations (both quad splits): detection
+   * (refit, narrow phase, contours), global intersection analysis, the response with the
+   * regions' pushes, the solver (constraints, strain limit, proximity) and, as part of the
+   * solver's, the proximity searches */
+  double seconds_detection;
+  double seconds_analysis;
+  double seconds_response;
+  double seconds_solver;
+  double seconds_proximity;
 } UtUntangleReport;
 
 /* Untangles the scene's pieces (their positions are the input; colliders are ignored).

@@ -49,7 +49,9 @@ std::size_t report_prefix(std::size_t size) {
   return covered_prefix<R>(size, &R::struct_size, &R::iterations, &R::pairs_before, &R::pairs_after,
                            &R::contours_loop, &R::contours_boundary, &R::contours_crease,
                            &R::cancelled, &R::reserved, &R::max_displacement, &R::mean_displacement,
-                           &R::max_edge_strain, &R::seconds);
+                           &R::max_edge_strain, &R::seconds, &R::iterations_to_clean, &R::reserved2,
+                           &R::seconds_detection, &R::seconds_analysis, &R::seconds_response,
+                           &R::seconds_solver, &R::seconds_proximity);
 }
 
 std::size_t stats_prefix(std::size_t size) {
@@ -246,6 +248,12 @@ void report_to_c(const UntangleReport& report, UtUntangleReport* out) {
   full.mean_displacement = report.mean_displacement;
   full.max_edge_strain = report.max_edge_strain;
   full.seconds = report.seconds;
+  full.iterations_to_clean = report.iterations_to_clean;
+  full.seconds_detection = report.stage_seconds.detection;
+  full.seconds_analysis = report.stage_seconds.analysis;
+  full.seconds_response = report.stage_seconds.response;
+  full.seconds_solver = report.stage_seconds.solver;
+  full.seconds_proximity = report.stage_seconds.proximity;
   write_prefix(full, out, report_prefix(out->struct_size));
 }
 

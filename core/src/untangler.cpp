@@ -1,5 +1,7 @@
 #include "untangle/untangler.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -174,9 +176,15 @@ class SplitStages {
 
   // Detects x; returns its pairs.
   std::size_t detect(const Positions& x, double thickness) {
+    const double start = omp_get_wtime();
     detection_.run(x, thickness);
+    seconds_.detection += omp_get_wtime() - start;
     return pairs();
   }
+
+  // The time of each stage since the last reset.
+  const UntangleStageSeconds& seconds() const { return seconds_; }
+  void reset_seconds() { seconds_ = {}; }
 
   // One quasi-static frame from x, which detect() has just seen: the response and the regions'
   // pushes applied in parts across the solver's iterations, then the solver's constraints.
@@ -185,7 +193,10 @@ class SplitStages {
     const Contours& contours = detection_.contours();
     GlobalIntersections regions;
     const bool analysed = terms.untangle && !contours.contours.empty();
+    double start = omp_get_wtime();
     if (analysed) regions = analyse_intersections(*mesh_, x, found, contours);
+    seconds_.analysis += omp_get_wtime() - start;
+    start = omp_get_wtime();
     Displacement displacement;
     if (terms.untangle && !contours.contours.empty()) {
       displacement =
@@ -200,6 +211,8 @@ class SplitStages {
       }
       if (displacement.near_contour.size() != x.size()) displacement.near_contour.clear();
     }
+    seconds_.response += omp_get_wtime() - start;
+    start = omp_get_wtime();
     if (!solver_) solver_ = std::make_unique<Solver>(detection_.bvh());
     const Positions previous = x;
     const std::vector<Sphere> no_spheres;
@@ -218,6 +231,8 @@ class SplitStages {
     for (std::size_t v = 0; v < x.size(); ++v) {
       if (!x[v].allFinite()) x[v] = previous[v];
     }
+    seconds_.solver += omp_get_wtime() - start;
+    seconds_.proximity += output.proximity_seconds;
   }
 
  private:
@@ -257,6 +272,7 @@ class SplitStages {
   std::unique_ptr<Solver> solver_;  // built on the first frame: a detection-only split needs none
   std::unique_ptr<Response> response_;
   Method method_ = Method::kIcm;
+  UntangleStageSeconds seconds_;
 };
 
 // Both splits of one call: the library's and, for meshes with polygons of four corners or more,
@@ -385,6 +401,7 @@ UntangleReport solve(Splits& splits, const Positions& start, const Positions& re
   splits.for_each([&](SplitStages& split) {
     split.set_rest(rest);
     split.set_method(options.settings.method);
+    split.reset_seconds();
   });
   FrameTerms terms;
   terms.settings = options.settings;
@@ -529,6 +546,15 @@ UntangleReport solve(Splits& splits, const Positions& start, const Positions& re
   }
   report.mean_displacement = output.empty() ? 0.0 : sum / static_cast<double>(output.size());
   report.max_edge_strain = max_edge_strain(mesh, reference, output);
+  splits.for_each([&](SplitStages& split) {
+    const UntangleStageSeconds& t = split.seconds();
+    UntangleStageSeconds& sum = report.stage_seconds;
+    sum.detection += t.detection;
+    sum.analysis += t.analysis;
+    sum.response += t.response;
+    sum.solver += t.solver;
+    sum.proximity += t.proximity;
+  });
   report.seconds = std::chrono::duration<double>(Clock::now() - started).count();
   return report;
 }

@@ -98,6 +98,19 @@ TEST(CapiUntangle, PokingCornerComesOutFree) {
   EXPECT_EQ(calls.count, report.iterations);
   EXPECT_TRUE(calls.increasing);
   EXPECT_EQ(calls.total, 300);
+  // The first clean state comes within the iterations run (the rest relax), and the stages'
+  // times (ABI 1.2) are each part of the call's time: detection and the solver ran, the
+  // proximity searches are part of the solver's.
+  EXPECT_GE(report.iterations_to_clean, 1);
+  EXPECT_LE(report.iterations_to_clean, report.iterations);
+  EXPECT_GT(report.seconds_detection, 0);
+  EXPECT_GT(report.seconds_solver, 0);
+  EXPECT_GE(report.seconds_analysis, 0);
+  EXPECT_GE(report.seconds_response, 0);
+  EXPECT_LE(report.seconds_proximity, report.seconds_solver);
+  EXPECT_LE(report.seconds_detection + report.seconds_analysis + report.seconds_response +
+                report.seconds_solver,
+            report.seconds);
   for (float x : output) ASSERT_TRUE(std::isfinite(x));
   EXPECT_EQ(detect(moved_to(sheets, output)).pairs, 0u);
   EXPECT_EQ(concatenated(sheets), input);  // the scene's copy was not modified either

@@ -232,6 +232,14 @@ class UntangleTests(unittest.TestCase):
         self.assertFalse(report["cancelled"])
         self.assertEqual(len(calls), report["iterations"])
         self.assertTrue(all(n == 300 for _, n, _ in calls))
+        # The first clean state within the iterations; the stages' times (ABI 1.2) in the call's.
+        self.assertTrue(1 <= report["iterations_to_clean"] <= report["iterations"])
+        stages = report["stage_seconds"]
+        self.assertGreater(stages["detection"], 0)
+        self.assertGreater(stages["solver"], 0)
+        self.assertLessEqual(stages["proximity"], stages["solver"])
+        self.assertLessEqual(stages["detection"] + stages["analysis"] + stages["response"] + stages["solver"],
+                             report["seconds"])
         self.assertEqual([len(o) for o in out], [len(p.positions) for p in pieces])
         self.assertEqual(detect_pairs(pieces, out), 0)
         for original, piece in zip(before, pieces):

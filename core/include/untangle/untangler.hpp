@@ -56,6 +56,16 @@ struct UntangleOptions {
   double strain_limit = 0.045;
 };
 
+// Wall time of each stage, summed over a solve's frames (relaxation included) and both splits:
+// what an iteration costs, and where.
+struct UntangleStageSeconds {
+  double detection = 0;  // BVH refit, narrow phase and contours
+  double analysis = 0;   // global intersection analysis
+  double response = 0;   // the method's response and the regions' pushes
+  double solver = 0;     // the solver's iterations: constraints, strain limit, proximity
+  double proximity = 0;  // the part of `solver` spent searching proximity pairs
+};
+
 struct UntangleReport {
   // Intersecting pairs of the input and of the output: 0 only when both splits of the quads
   // (the library's and the other diagonal's) are clean.
@@ -70,6 +80,7 @@ struct UntangleReport {
   bool cancelled = false;
   int method_switches = 0;  // 1 when a stalled ICM solve went on with Ye's method
   double seconds = 0;
+  UntangleStageSeconds stage_seconds;
 };
 
 // Called after every iteration with (iteration, max_iterations, pairs); return false to cancel.
