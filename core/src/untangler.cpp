@@ -432,7 +432,13 @@ UntangleReport solve(Splits& splits, const Positions& start, const Positions& re
   Positions reached = start;  // the last state whose pairs are known
   std::size_t reached_pairs = start_pairs;
   Positions best_clean;
-  std::size_t fewest_pairs = start_pairs;
+  // A carried start may stretch its input frame beyond the strain limit (the previous frame's
+  // correction on a cloth that has moved on): it is no candidate for the state of fewest pairs,
+  // which is returned when no state gets clean. Every state a frame reaches is within the limit.
+  const bool strained_start =
+      options.strain_limit > 0 &&
+      max_edge_strain(mesh, reference, start) > options.strain_limit + kStrainTolerance;
+  std::size_t fewest_pairs = strained_start ? std::numeric_limits<std::size_t>::max() : start_pairs;
   Positions fewest = start;  // the state of fewest_pairs
   SplitStages* fewest_split = stepping;
   int stalled = 0;
@@ -500,9 +506,6 @@ UntangleReport solve(Splits& splits, const Positions& start, const Positions& re
   // A start that is clean already (a carried correction that still fits) is kept as it is unless
   // it stretches the input frame beyond the strain limit: relaxing a state within the limit
   // would change the correction from frame to frame.
-  const bool strained_start =
-      start_pairs == 0 && options.strain_limit > 0 &&
-      max_edge_strain(mesh, reference, start) > options.strain_limit + kStrainTolerance;
   if (start_pairs == 0) {
     best_clean = start;
     report.iterations_to_clean = 0;

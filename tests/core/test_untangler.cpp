@@ -551,5 +551,38 @@ TEST(UntangleSequence, EveryFrameCleanSmoothAndTheCorrectionIsCarried) {
   EXPECT_LT(carried_iterations, independent_iterations);
 }
 
+// Every output frame of a sequence is within the strain limit of its own input frame, also where
+// the correction carried from the frame before does not fit. Frame 1 is frame 0 shrunk to a fifth
+// about its centre (as tangled as frame 0; optionally mirrored in z, so the correction points the
+// wrong way): frame 0's correction, carried onto it, stretches it about five times as much.
+TEST(UntangleSequence, ACarriedCorrectionThatDoesNotFitLeavesNoFrameBeyondTheStrainLimit) {
+  const Case c({folded_ridge()});
+  for (const bool mirrored : {false, true}) {
+    for (const int iterations : {1, 300}) {
+      Positions shrunk = c.input;
+      Vec3 centre = Vec3::Zero();
+      for (const Vec3& x : shrunk) centre += x / static_cast<double>(shrunk.size());
+      for (Vec3& x : shrunk) {
+        x = centre + 0.2 * (x - centre);
+        if (mirrored) x.z() = 2 * centre.z() - x.z();
+      }
+      const std::vector<Positions> frames{c.input, shrunk};
+      UntangleOptions options = default_options();
+      options.max_iterations = iterations;
+      std::vector<Positions> output;
+      const SequenceReport report = untangle_sequence(c.mesh, frames, options, false, output);
+      ASSERT_EQ(output.size(), 2u);
+      Positions carried_start = shrunk;
+      for (std::size_t v = 0; v < shrunk.size(); ++v) carried_start[v] += output[0][v] - c.input[v];
+      const std::string label = (mirrored ? "mirrored, " : "") + std::to_string(iterations);
+      ASSERT_GT(strain_against(c.mesh, shrunk, carried_start), 2 * options.strain_limit) << label;
+      for (std::size_t f = 0; f < 2; ++f) {
+        EXPECT_LE(strain_against(c.mesh, frames[f], output[f]), options.strain_limit + 1e-3)
+            << label << ", frame " << f << ", pairs " << report.frames[f].pairs_after;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace untangle
