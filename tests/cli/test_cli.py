@@ -426,7 +426,13 @@ class Fix(Temp):
         self.assertEqual(status, 0, err)
         report = json.loads(out)
         self.assertEqual(set(report),
-                         {"pairs_before", "pairs_after", "iterations", "max_edge_strain", "seconds"})
+                         {"pairs_before", "pairs_after", "iterations", "iterations_to_clean",
+                          "max_edge_strain", "seconds", "stage_seconds"})
+        self.assertEqual(set(report["stage_seconds"]),
+                         {"detection", "analysis", "response", "solver", "proximity"})
+        self.assertTrue(1 <= report["iterations_to_clean"] <= report["iterations"])
+        self.assertLessEqual(sum(report["stage_seconds"][k] for k in ("detection", "analysis", "response", "solver")),
+                             report["seconds"])
         points_out, triangles_out = read_obj(fixed)
         # Same vertices in the same order, same faces; the unused vertex did not move.
         self.assertEqual(triangles_out, triangles_in)
