@@ -1,7 +1,5 @@
 #include "untangle/untangler.hpp"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -22,6 +20,11 @@ namespace untangle {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// The stages are timed on the clock the whole call is, so their sum never exceeds its time.
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
 
 // Relaxing the stretch of a clean state needs solver iterations, not detections: each relaxation
 // frame runs this many times the frame's solver iterations between two detections.
@@ -176,9 +179,9 @@ class SplitStages {
 
   // Detects x; returns its pairs.
   std::size_t detect(const Positions& x, double thickness) {
-    const double start = omp_get_wtime();
+    const auto start = Clock::now();
     detection_.run(x, thickness);
-    seconds_.detection += omp_get_wtime() - start;
+    seconds_.detection += seconds_since(start);
     return pairs();
   }
 
@@ -193,10 +196,10 @@ class SplitStages {
     const Contours& contours = detection_.contours();
     GlobalIntersections regions;
     const bool analysed = terms.untangle && !contours.contours.empty();
-    double start = omp_get_wtime();
+    auto start = Clock::now();
     if (analysed) regions = analyse_intersections(*mesh_, x, found, contours);
-    seconds_.analysis += omp_get_wtime() - start;
-    start = omp_get_wtime();
+    seconds_.analysis += seconds_since(start);
+    start = Clock::now();
     Displacement displacement;
     if (terms.untangle && !contours.contours.empty()) {
       displacement =
@@ -211,8 +214,8 @@ class SplitStages {
       }
       if (displacement.near_contour.size() != x.size()) displacement.near_contour.clear();
     }
-    seconds_.response += omp_get_wtime() - start;
-    start = omp_get_wtime();
+    seconds_.response += seconds_since(start);
+    start = Clock::now();
     if (!solver_) solver_ = std::make_unique<Solver>(detection_.bvh());
     const Positions previous = x;
     const std::vector<Sphere> no_spheres;
@@ -231,7 +234,7 @@ class SplitStages {
     for (std::size_t v = 0; v < x.size(); ++v) {
       if (!x[v].allFinite()) x[v] = previous[v];
     }
-    seconds_.solver += omp_get_wtime() - start;
+    seconds_.solver += seconds_since(start);
     seconds_.proximity += output.proximity_seconds;
   }
 
