@@ -561,7 +561,7 @@ UntangleReport solve(Splits& splits, const Positions& start, const Positions& re
     sum.solver += t.solver;
     sum.proximity += t.proximity;
   });
-  report.seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  report.seconds = seconds_since(started);
   return report;
 }
 
