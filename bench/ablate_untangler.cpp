@@ -33,6 +33,7 @@ const std::vector<Variant>& variants() {
       {"-flatten", [](UntangleOptions& o) { o.flatten_crossed_quads = false; }},
       {"-ring_pairs", [](UntangleOptions& o) { o.ring_pairs = false; }},
       {"-soft_diagonals", [](UntangleOptions& o) { o.soft_diagonals = false; }},
+      {"-general_position", [](UntangleOptions& o) { o.general_position = false; }},
       {"-ye_fallback", [](UntangleOptions& o) { o.fall_back_to_ye = false; }},
       // Not a rule off but the other push schedule: the sequence's gentle push, doubling on a
       // stall, from the first frame.

@@ -268,8 +268,15 @@ void find_intersections(const ClothMesh& mesh, const Bvh& bvh, const Positions& 
     }
   }
   std::sort(dropped.begin(), dropped.end());
-  out.dropped_hits =
-      static_cast<std::size_t>(std::unique(dropped.begin(), dropped.end()) - dropped.begin());
+  dropped.erase(std::unique(dropped.begin(), dropped.end()), dropped.end());
+  out.dropped_hits = dropped.size();
+  out.dropped_edges.clear();
+  for (std::uint64_t key : dropped) {  // sorted by edge first: each edge's keys are adjacent
+    const auto edge = static_cast<Index>(key >> 32);
+    if (out.dropped_edges.empty() || out.dropped_edges.back() != edge) {
+      out.dropped_edges.push_back(edge);
+    }
+  }
 
   // One hit per (edge, triangle): both copies are bit-identical, so keep the first. Each raw hit
   // learns the index of its kept copy, for the segments below.

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "untangle/detection.hpp"
+#include "untangle/general_position.hpp"
 #include "untangle/gia.hpp"
 #include "untangle/responses/icm.hpp"
 #include "untangle/solver.hpp"
@@ -156,6 +157,7 @@ class SplitStages {
 
   const ClothMesh& mesh() const { return *mesh_; }
   const Detection& detection() const { return detection_; }
+  const std::vector<double>& inverse_mass() const { return *inverse_mass_; }
   std::size_t pairs() const { return detection_.intersections().pairs.size(); }
 
   // A new rest shape (edge lengths, bending, degenerate triangles); the topology stays.
@@ -177,12 +179,13 @@ class SplitStages {
     }
   }
 
-  // Detects x; returns its pairs.
+  // Detects x; returns its pairs, and counts each hit dropped as exactly through a vertex or an
+  // edge as one more: such a state is not known to be clean.
   std::size_t detect(const Positions& x, double thickness) {
     const auto start = Clock::now();
     detection_.run(x, thickness);
     seconds_.detection += seconds_since(start);
-    return pairs();
+    return pairs() + detection_.intersections().dropped_hits;
   }
 
   // The time of each stage since the last reset.
@@ -302,6 +305,31 @@ struct Splits {
     if (other) f(*other);
   }
 };
+
+// The first nudge off a hit exactly through a vertex or an edge, in spacings, and the most
+// rounds, each ten times the last: 1e-7 of a spacing is a thousand times the narrow phase's
+// tolerance, and 1e-4 still far below anything a user sees.
+constexpr double kFirstNudge = 1e-7;
+constexpr int kNudgeRounds = 4;
+
+// detect() on x, first moving x into general position: the ends of every edge whose hit went
+// exactly through a vertex or an edge are nudged (general_position.hpp) until no hit is dropped,
+// so every crossing is seen whole. Returns the pairs as detect() counts them.
+std::size_t detect_in_general_position(Splits& splits, Positions& x, double spacing,
+                                       const std::vector<double>& inverse_mass, bool nudge,
+                                       SplitStages** counted = nullptr) {
+  SplitStages* split = nullptr;
+  std::size_t pairs = splits.detect(x, &split);
+  double distance = kFirstNudge * spacing;
+  for (int round = 0; nudge && round < kNudgeRounds; ++round, distance *= 10) {
+    const std::vector<Index>& edges = split->detection().intersections().dropped_edges;
+    if (edges.empty()) break;
+    if (nudge_edge_ends(split->mesh(), edges, inverse_mass, distance, round, x) == 0) break;
+    pairs = splits.detect(x, &split);
+  }
+  if (counted) *counted = split;
+  return pairs;
+}
 
 // A relaxation frame whose result intersects is taken only in part: its move is halved up to
 // this many times until the state it reaches is clean.
@@ -425,14 +453,20 @@ UntangleReport solve(Splits& splits, const Positions& start, const Positions& re
   UntangleReport report;
   // "Before" counts the input's own intersections (not those of a carried-over start), in both
   // splits as "after" does.
-  if (&start != &reference) report.pairs_before = splits.detect(reference);
+  const std::vector<double>& inverse_mass = splits.library.inverse_mass();
+  if (&start != &reference) {
+    Positions input = reference;
+    report.pairs_before = detect_in_general_position(splits, input, terms.spacing, inverse_mass,
+                                                     options.general_position);
+  }
   // The split whose frame runs next: the library's, or the other one where only that one crosses
   // (a bent quad split along its other diagonal, as Blender's BVH may split it). It has just
   // detected the state the frame starts from.
   SplitStages* stepping = nullptr;
-  const std::size_t start_pairs = splits.detect(start, &stepping);
-  if (&start == &reference) report.pairs_before = start_pairs;
   Positions reached = start;  // the last state whose pairs are known
+  const std::size_t start_pairs = detect_in_general_position(
+      splits, reached, terms.spacing, inverse_mass, options.general_position, &stepping);
+  if (&start == &reference) report.pairs_before = start_pairs;
   std::size_t reached_pairs = start_pairs;
   Positions best_clean;
   // A carried start may stretch its input frame beyond the strain limit (the previous frame's
@@ -442,7 +476,7 @@ UntangleReport solve(Splits& splits, const Positions& start, const Positions& re
       options.strain_limit > 0 &&
       max_edge_strain(mesh, reference, start) > options.strain_limit + kStrainTolerance;
   std::size_t fewest_pairs = strained_start ? std::numeric_limits<std::size_t>::max() : start_pairs;
-  Positions fewest = start;  // the state of fewest_pairs
+  Positions fewest = reached;  // the state of fewest_pairs
   SplitStages* fewest_split = stepping;
   int stalled = 0;
   double strength_scale = start_strength;
@@ -472,7 +506,8 @@ UntangleReport solve(Splits& splits, const Positions& start, const Positions& re
   while (reached_pairs > 0 && report.iterations < options.max_iterations) {
     stepping->frame(reached, terms);
     ++report.iterations;
-    reached_pairs = splits.detect(reached, &stepping);
+    reached_pairs = detect_in_general_position(splits, reached, terms.spacing, inverse_mass,
+                                               options.general_position, &stepping);
     flatten_quads_of(*stepping);
     if (progress && !progress(std::min(report.iterations, options.max_iterations),
                               options.max_iterations, reached_pairs)) {
@@ -510,7 +545,7 @@ UntangleReport solve(Splits& splits, const Positions& start, const Positions& re
   // it stretches the input frame beyond the strain limit: relaxing a state within the limit
   // would change the correction from frame to frame.
   if (start_pairs == 0) {
-    best_clean = start;
+    best_clean = reached;  // the start, in general position
     report.iterations_to_clean = 0;
   }
   if ((start_pairs > 0 || strained_start) && !best_clean.empty() && !report.cancelled &&

@@ -198,6 +198,9 @@ TEST(NarrowPhase, DenseTangleEqualsBruteForceAndEveryEdgeTest) {
     }
   }
   EXPECT_EQ(found.dropped_hits, dropped.size());
+  std::set<Index> dropped_edges;
+  for (const auto& key : dropped) dropped_edges.insert(key[0]);
+  EXPECT_EQ(found.dropped_edges, std::vector<Index>(dropped_edges.begin(), dropped_edges.end()));
   ASSERT_EQ(found.hits.size(), hits.size());
   auto expected = hits.begin();
   for (const Hit& hit : found.hits) {
@@ -349,6 +352,14 @@ TEST(NarrowPhase, HitsThroughAnEdgeAreDroppedAndCounted) {
   EXPECT_TRUE(found.hits.empty());
   EXPECT_TRUE(found.pairs.empty());
   EXPECT_EQ(found.dropped_hits, 2u);
+  // Edge (0, 1) of the first triangle through the second's edge (0, 1), and that edge through
+  // the first's: the mesh's edges 0 -> 1 and 3 -> 4.
+  std::vector<Index> expected;
+  for (Index e = 0; e < mesh.edges.size(); ++e) {
+    const auto& v = mesh.edges[e].vertices;
+    if ((v[0] == 0 && v[1] == 1) || (v[0] == 3 && v[1] == 4)) expected.push_back(e);
+  }
+  EXPECT_EQ(found.dropped_edges, expected);
   EXPECT_EQ(found.candidate_pairs, 1u);
 }
 

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numbers>
+#include <random>
 
 #include "untangle/detection.hpp"
 #include "untangle/solver.hpp"
@@ -455,6 +456,38 @@ TEST(Untangler, StalledIcmGoesOnWithYeOnlyWhenAllowed) {
   options.fall_back_to_ye = true;
   options.settings.method = Method::kKikuchi;
   EXPECT_EQ(untangle(c.mesh, c.input, nullptr, options, output).method_switches, 0);
+}
+
+// A vertical sheet through a flat one exactly along a row of its vertices: every hit goes
+// through a vertex or an edge (the narrow phase drops them all) and the edges in the crossing
+// line lie in the flat sheet's plane, so without general position the untangler saw nothing and
+// returned the tangle as clean. Nudged off the exact crossing it is found and undone: the output
+// is clean by the independent all-pairs test, also after a random jitter of 1e-6 of the spacing
+// (clean robustly, not by landing on another exact touch).
+TEST(Untangler, ACrossingAlongMeshVerticesIsSeenAndUndone) {
+  const PolygonMesh flat =
+      quad_grid(11, 11, [](Index i, Index j) { return Vec3(0.1 * i, 0.1 * j, 0); });
+  const PolygonMesh upright =
+      quad_grid(5, 5, [](Index i, Index j) { return Vec3(0.3 + 0.1 * i, 0.5, -0.2 + 0.1 * j); });
+  const Case c({flat, upright});
+  Detection exact(c.mesh, c.input);
+  exact.run(c.input);
+  ASSERT_TRUE(exact.intersections().pairs.empty());
+  ASSERT_GT(exact.intersections().dropped_hits, 0u);
+  Positions output;
+  const UntangleReport report = untangle(c.mesh, c.input, nullptr, default_options(), output);
+  EXPECT_GT(report.pairs_before, 0u);
+  EXPECT_EQ(report.pairs_after, 0u);
+  EXPECT_EQ(brute_force_pairs(c.mesh, output), 0u);
+  Detection after(c.mesh, output);
+  after.run(output);
+  EXPECT_EQ(after.intersections().dropped_hits, 0u);
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<double> jitter(-1e-7, 1e-7);
+  Positions jittered = output;
+  for (Vec3& p : jittered) p += Vec3(jitter(rng), jitter(rng), jitter(rng));
+  EXPECT_EQ(brute_force_pairs(c.mesh, jittered), 0u);
+  EXPECT_LE(strain_against(c.mesh, c.input, output), 0.05);
 }
 
 TEST(Untangler, PinnedParticlesNeverMove) {

@@ -42,6 +42,10 @@ struct UntangleOptions {
   // regions of one contour are pushed back through instead of held where they are.
   bool region_push = true;
   bool flip_sides = true;
+  // A state with a hit exactly through a vertex or an edge (dropped by the narrow phase) is never
+  // taken as clean; with general_position, the ends of such edges are nudged off it (1e-7 of a
+  // spacing, at most 1e-4; general_position.hpp), so the crossing is seen whole.
+  bool general_position = true;
   // The quads of every crossing seen are made flatter in the frames that follow, so that a sheet
   // inside a bent quad's tetrahedron cannot hide from one split in the other.
   bool flatten_crossed_quads = true;
