@@ -6,6 +6,8 @@
 # - self-crossing spiral sheets (bench/make_spiral_sheets.py): spiral_{eight,loops,roll}[_tri]
 # - the seven Wicke canonical configurations of Untangling26 (bench/data/wicke/), subdivided
 #   three times at edge midpoints as their authors do (bench/subdivide_obj.py): wicke_*.obj
+# - grid sheets that cross exactly along mesh vertices (bench/make_exact_crossings.py):
+#   cross_exact[_tri], slot_exact[_tri]
 # Needs blender on PATH and a python3 with numpy (PYTHON=... to choose it).
 set -e
 out=${1:?usage: bench/make_hard_tangles.sh OUTDIR}
@@ -16,3 +18,4 @@ blender -b --factory-startup --python-exit-code 1 --python "$here/make_blender_t
     "$out" --cases hard
 "$python" "$here/make_spiral_sheets.py" "$out" --triangulate
 "$python" "$here/subdivide_obj.py" --wicke "$out" --levels 3
+"$python" "$here/make_exact_crossings.py" "$out" --triangulate

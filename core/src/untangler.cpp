@@ -10,26 +10,22 @@
 #include <stdexcept>
 #include <string>
 
-#include "untangle/detection.hpp"
-#include "untangle/general_position.hpp"
-#include "untangle/gia.hpp"
-#include "untangle/responses/icm.hpp"
-#include "untangle/solver.hpp"
 #include "untangle/thread_scope.hpp"
+#include "untangler/relaxation.hpp"
 
 namespace untangle {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using detail::Clock;
+using detail::detect_in_general_position;
+using detail::FrameTerms;
+using detail::make_splits;
+using detail::max_edge_strain;
+using detail::relax;
+using detail::seconds_since;
+using detail::Splits;
+using detail::SplitStages;
 
-// The stages are timed on the clock the whole call is, so their sum never exceeds its time.
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-// Relaxing the stretch of a clean state needs solver iterations, not detections: each relaxation
-// frame runs this many times the frame's solver iterations between two detections.
-constexpr int kRelaxIterationFactor = 2;
 // A carried start beyond the strain limit by more than this is relaxed (the solver's own
 // tolerance of the limit).
 constexpr double kStrainTolerance = 1e-4;
@@ -46,21 +42,6 @@ void check_positions(const ClothMesh& mesh, const Positions& positions, const ch
                                   " has a non-finite coordinate (NaN or Inf)");
     }
   }
-}
-
-// Over the user's edges: the diagonals that split a polygon into triangles are left out, since
-// a crushed quad of a cloth cache can have a diagonal of almost zero length whose ratio says
-// nothing about the stretch of the cloth.
-double max_edge_strain(const ClothMesh& mesh, const Positions& reference, const Positions& x) {
-  double strain = 0;
-  for (const MeshEdge& edge : mesh.edges) {
-    if (mesh.edge_is_diagonal(edge)) continue;
-    const double before = (reference[edge.vertices[1]] - reference[edge.vertices[0]]).norm();
-    if (!(before > 0)) continue;  // a collapsed input edge has no length to keep
-    const double after = (x[edge.vertices[1]] - x[edge.vertices[0]]).norm();
-    strain = std::max(strain, std::abs(after / before - 1));
-  }
-  return strain;
 }
 
 void check_options(const ClothMesh& mesh, const UntangleOptions& options) {
@@ -97,314 +78,6 @@ void check_options(const ClothMesh& mesh, const UntangleOptions& options) {
                                 " entries, but the mesh has " +
                                 std::to_string(mesh.vertex_count()) + " vertices");
   }
-}
-
-// The same polygons as fans from their second corner (the library's fans start at the first):
-// a bent quad is then split along its other diagonal, as Blender's BVHTree.FromPolygons may
-// split it. Null when every polygon is a triangle.
-std::unique_ptr<ClothMesh> other_diagonals(const ClothMesh& mesh) {
-  std::vector<PolygonMesh> pieces(mesh.piece_count());
-  for (std::size_t p = 0; p < pieces.size(); ++p) {
-    pieces[p].positions.assign(mesh.rest_positions.begin() + mesh.piece_vertex_begin[p],
-                               mesh.rest_positions.begin() + mesh.piece_vertex_begin[p + 1]);
-  }
-  bool any = false;
-  std::vector<Index> corners;
-  for (std::size_t f = 0; f + 1 < mesh.polygon_triangle_begin.size(); ++f) {
-    const Index begin = mesh.polygon_triangle_begin[f], end = mesh.polygon_triangle_begin[f + 1];
-    if (begin == end) continue;
-    const auto& first = mesh.triangles[begin];
-    corners.assign(first.begin(), first.end());
-    for (Index t = begin + 1; t < end; ++t) corners.push_back(mesh.triangles[t][2]);
-    if (corners.size() > 3) {
-      std::rotate(corners.begin(), corners.begin() + 1, corners.end());
-      any = true;
-    }
-    const Index piece = mesh.triangle_piece[begin];
-    PolygonMesh& out = pieces[piece];
-    out.face_sizes.push_back(static_cast<Index>(corners.size()));
-    for (Index v : corners) out.face_indices.push_back(v - mesh.piece_vertex_begin[piece]);
-  }
-  if (!any) return nullptr;
-  return std::make_unique<ClothMesh>(ClothMesh::build(pieces));
-}
-
-// What one untangler frame asks of the stages, explicitly (see SolverInput for the solver's terms).
-struct FrameTerms {
-  Settings settings;  // the thickness resolved, the response strength scaled
-  double spacing = 0;
-  bool untangle = true;     // the response and the regions' pushes (off while relaxing)
-  bool region_push = true;  // each region moves back through the other side as a whole
-  bool flip_sides = true;   // proximity pairs in opposite regions are pushed back through
-  const Positions* pull_targets = nullptr;
-  double pull_stiffness = 0;
-  const std::vector<std::array<Index, 4>>* flat_quads = nullptr;
-  double strain_limit = 0;
-  bool hold_gaps = false;
-  bool ring_pairs = false;
-  bool soft_diagonals = false;
-};
-
-// The stages of an untangler frame on one split of the polygons into triangles: detection, global
-// intersection analysis, the method's response with the regions' pushes, and the solver. The
-// untangler composes them itself; a scene's World runs none of its terms.
-class SplitStages {
- public:
-  SplitStages(ClothMesh mesh, const std::vector<double>& inverse_mass)
-      : mesh_(std::make_unique<ClothMesh>(std::move(mesh))),
-        inverse_mass_(&inverse_mass),
-        detection_(*mesh_, mesh_->rest_positions) {}
-
-  const ClothMesh& mesh() const { return *mesh_; }
-  const Detection& detection() const { return detection_; }
-  const std::vector<double>& inverse_mass() const { return *inverse_mass_; }
-  std::size_t pairs() const { return detection_.intersections().pairs.size(); }
-
-  // A new rest shape (edge lengths, bending, degenerate triangles); the topology stays.
-  void set_rest(const Positions& rest) {
-    mesh_->set_rest_positions(rest);
-    if (solver_) solver_->update_rest();
-  }
-
-  void set_method(Method method) {
-    if (response_ && method == method_) return;
-    method_ = method;
-    // The untangler raises the push of a stalled solve itself: ICM's own fading is off.
-    if (method == Method::kIcm) {
-      IcmOptions options;
-      options.fade_stuck_contours = false;
-      response_ = std::make_unique<IcmResponse>(options);
-    } else {
-      response_ = make_response(method);
-    }
-  }
-
-  // Detects x; returns its pairs, and counts each hit dropped as exactly through a vertex or an
-  // edge as one more: such a state is not known to be clean.
-  std::size_t detect(const Positions& x, double thickness) {
-    const auto start = Clock::now();
-    detection_.run(x, thickness);
-    seconds_.detection += seconds_since(start);
-    return pairs() + detection_.intersections().dropped_hits;
-  }
-
-  // The time of each stage since the last reset.
-  const UntangleStageSeconds& seconds() const { return seconds_; }
-  void reset_seconds() { seconds_ = {}; }
-
-  // One quasi-static frame from x, which detect() has just seen: the response and the regions'
-  // pushes applied in parts across the solver's iterations, then the solver's constraints.
-  void frame(Positions& x, const FrameTerms& terms) {
-    const Intersections& found = detection_.intersections();
-    const Contours& contours = detection_.contours();
-    GlobalIntersections regions;
-    const bool analysed = terms.untangle && !contours.contours.empty();
-    auto start = Clock::now();
-    if (analysed) regions = analyse_intersections(*mesh_, x, found, contours);
-    seconds_.analysis += seconds_since(start);
-    start = Clock::now();
-    Displacement displacement;
-    if (terms.untangle && !contours.contours.empty()) {
-      displacement =
-          response_->compute(ResponseInput{*mesh_, x, *inverse_mass_, found, contours,
-                                           terms.settings, terms.spacing, detection_.bvh(), &x});
-      if (displacement.delta.size() != x.size()) displacement.delta.assign(x.size(), Vec3::Zero());
-      if (terms.region_push)
-        add_region_pushes(regions, terms.settings.response_strength * terms.spacing,
-                          terms.settings.thickness, displacement.delta);
-      for (Vec3& d : displacement.delta) {
-        if (!d.allFinite()) d = Vec3::Zero();  // a response never brings a NaN into the state
-      }
-      if (displacement.near_contour.size() != x.size()) displacement.near_contour.clear();
-    }
-    seconds_.response += seconds_since(start);
-    start = Clock::now();
-    if (!solver_) solver_ = std::make_unique<Solver>(detection_.bvh());
-    const Positions previous = x;
-    const std::vector<Sphere> no_spheres;
-    SolverInput input{
-        terms.settings,  *inverse_mass_,     previous,
-        no_spheres,      std::nullopt,       displacement.empty() ? nullptr : &displacement,
-        nullptr,         terms.pull_targets, terms.pull_stiffness,
-        terms.flat_quads};
-    input.strain_limit = terms.strain_limit;
-    input.hold_gaps = terms.hold_gaps;
-    input.ring_pairs = terms.ring_pairs;
-    input.soft_diagonals = terms.soft_diagonals;
-    input.regions = analysed && terms.flip_sides ? &regions : nullptr;
-    SolverOutput output;
-    solver_->solve(input, x, output);
-    for (std::size_t v = 0; v < x.size(); ++v) {
-      if (!x[v].allFinite()) x[v] = previous[v];
-    }
-    seconds_.solver += seconds_since(start);
-    seconds_.proximity += output.proximity_seconds;
-  }
-
- private:
-  // Each region moves as a whole by `step` along its way back through the other side: a tangle
-  // is undone by taking back the part that went through, not only the particles along its
-  // contour (which the stretch behind them pulls back into place). A particle in several regions
-  // gets the mean of their moves.
-  void add_region_pushes(const GlobalIntersections& regions, double step, double thickness,
-                         Positions& delta) const {
-    std::vector<Vec3> sum(delta.size(), Vec3::Zero());
-    std::vector<Index> count(delta.size(), 0);
-    for (const ContourRegions& contour : regions.contours) {
-      for (int side = 0; side < 2; ++side) {
-        const Vec3& way = contour.back_through[side];
-        const double length = way.norm();
-        if (contour.vertices[side].empty() || !(length > 0)) continue;
-        // No further than the two sides reach through each other (a cap beyond a sheet, or a
-        // sheet's disc under a dome: measured from the crossings, each side's depth is the
-        // other's share), and the thickness: a shallow region is not thrown through the layers
-        // behind the one it crossed.
-        const double distance = std::min(step, contour.depth[0] + contour.depth[1] + thickness);
-        const Vec3 move = (distance / length) * way;
-        for (Index v : contour.vertices[side]) {
-          sum[v] += move;
-          ++count[v];
-        }
-      }
-    }
-    for (std::size_t v = 0; v < delta.size(); ++v) {
-      if (count[v] > 0 && (*inverse_mass_)[v] > 0) delta[v] += sum[v] / count[v];
-    }
-  }
-
-  std::unique_ptr<ClothMesh> mesh_;  // behind a pointer: the detection and solver refer to it
-  const std::vector<double>* inverse_mass_;
-  Detection detection_;
-  std::unique_ptr<Solver> solver_;  // built on the first frame: a detection-only split needs none
-  std::unique_ptr<Response> response_;
-  Method method_ = Method::kIcm;
-  UntangleStageSeconds seconds_;
-};
-
-// Both splits of one call: the library's and, for meshes with polygons of four corners or more,
-// the other diagonal's. A state is clean only when both are.
-struct Splits {
-  SplitStages library;
-  std::unique_ptr<SplitStages> other;
-  double thickness = 0;
-
-  // Pairs of x in the library's split, else (when that one is clean) in the other's: 0 only when
-  // both are clean. Returns the split that counted them in `counted`.
-  std::size_t detect(const Positions& x, SplitStages** counted = nullptr) {
-    std::size_t pairs = library.detect(x, thickness);
-    SplitStages* split = &library;
-    if (pairs == 0 && other) {
-      pairs = other->detect(x, thickness);
-      if (pairs > 0) split = other.get();
-    }
-    if (counted) *counted = split;
-    return pairs;
-  }
-  void for_each(const std::function<void(SplitStages&)>& f) {
-    f(library);
-    if (other) f(*other);
-  }
-};
-
-// The first nudge off a hit exactly through a vertex or an edge, in spacings, and the most
-// rounds, each ten times the last: 1e-7 of a spacing is a thousand times the narrow phase's
-// tolerance, and 1e-4 still far below anything a user sees.
-constexpr double kFirstNudge = 1e-7;
-constexpr int kNudgeRounds = 4;
-
-// detect() on x, first moving x into general position: the ends of every edge whose hit went
-// exactly through a vertex or an edge are nudged (general_position.hpp) until no hit is dropped,
-// so every crossing is seen whole. Returns the pairs as detect() counts them.
-std::size_t detect_in_general_position(Splits& splits, Positions& x, double spacing,
-                                       const std::vector<double>& inverse_mass, bool nudge,
-                                       SplitStages** counted = nullptr) {
-  SplitStages* split = nullptr;
-  std::size_t pairs = splits.detect(x, &split);
-  double distance = kFirstNudge * spacing;
-  for (int round = 0; nudge && round < kNudgeRounds; ++round, distance *= 10) {
-    const std::vector<Index>& edges = split->detection().intersections().dropped_edges;
-    if (edges.empty()) break;
-    if (nudge_edge_ends(split->mesh(), edges, inverse_mass, distance, round, x) == 0) break;
-    pairs = splits.detect(x, &split);
-  }
-  if (counted) *counted = split;
-  return pairs;
-}
-
-// A relaxation frame whose result intersects is taken only in part: its move is halved up to
-// this many times until the state it reaches is clean.
-constexpr int kRelaxHalvings = 4;
-// Relaxation stops after kRelaxPatience frames in a row that each lower the strain by less than
-// kRelaxProgress of it: the rest of the budget would buy almost nothing (on the Blender tangles
-// the strain limit holds the strain at the limit and relaxation frames were a fifth of the work).
-// One such frame is enough: with two, the second never lowered the strain on the four Blender
-// tangles (bakes byte-identical), and the sphere bakes took 98 -> 93 and 158 -> 153 frames.
-constexpr int kRelaxPatience = 1;
-constexpr double kRelaxProgress = 0.01;
-
-// The clean state the untangling reached is stretched where the pushes went. Each relaxation
-// frame runs the solver on it without the response and the pull (the pull leads back into the
-// tangle), with proximity pairs that only hold the gap they have: a clean state's sides are
-// consistent, and crushed layers pushed apart to the thickness would be stretched again. Where
-// the frame still brings an intersection back, its move is halved until the state is clean
-// again (checked by detection), so every state the relaxation goes through is clean; the one of
-// least strain is kept in `clean`. Returns false when progress cancelled.
-bool relax(Splits& splits, const Positions& reference, const FrameTerms& untangling,
-           const UntangleOptions& options, const Progress& progress, Positions& clean,
-           UntangleReport& report) {
-  const ClothMesh& mesh = splits.library.mesh();
-  double best_strain = max_edge_strain(mesh, reference, clean);
-  if (best_strain <= options.relax_strain) return true;
-  FrameTerms terms = untangling;
-  terms.untangle = false;
-  terms.hold_gaps = true;
-  terms.pull_targets = nullptr;
-  terms.flat_quads = nullptr;
-  terms.settings.iterations = kRelaxIterationFactor * options.settings.iterations;
-  auto clean_at = [&](const Positions& x) { return splits.detect(x) == 0; };
-  auto part_of = [&](const Positions& from, const Positions& to, double part) {
-    Positions x(from.size());
-    for (std::size_t v = 0; v < x.size(); ++v) x[v] = from[v] + part * (to[v] - from[v]);
-    return x;
-  };
-  Positions state = clean;
-  int unimproved = 0;  // frames in a row without progress
-  // Relaxation frames count as iterations: together with the untangling they stay within
-  // max_iterations.
-  for (int frame = 0;
-       frame < options.relax_iterations && report.iterations < options.max_iterations; ++frame) {
-    splits.library.detect(state, splits.thickness);  // the frame's proximity search shares the tree
-    Positions target = state;
-    splits.library.frame(target, terms);
-    // The largest part of the move that stays clean. When that is not the whole move, only
-    // half of it is taken, so the state kept is not one that only just misses an intersection
-    // (a float rounding of the output, or the next frame's carried start, would cross it).
-    double part = 1;
-    int halving = 0;
-    while (halving <= kRelaxHalvings && !clean_at(part_of(state, target, part))) {
-      part *= 0.5;
-      ++halving;
-    }
-    ++report.iterations;
-    if (progress &&
-        !progress(std::min(report.iterations, options.max_iterations), options.max_iterations, 0)) {
-      return false;
-    }
-    if (halving > kRelaxHalvings) break;  // even a small part of the move intersects
-    Positions next = part_of(state, target, halving == 0 ? 1.0 : 0.5 * part);
-    if (halving > 0 && !clean_at(next)) break;  // the whole move was checked clean above
-    state = std::move(next);
-    const double strain = max_edge_strain(mesh, reference, state);
-    // A frame counts as progress when it lowers the strain by kRelaxProgress of it at least.
-    unimproved = strain < (1 - kRelaxProgress) * best_strain ? 0 : unimproved + 1;
-    if (strain < best_strain) {
-      best_strain = strain;
-      clean = state;
-    }
-    if (unimproved >= kRelaxPatience) break;  // the strain limit or the tangle holds the strain
-    if (strain <= options.relax_strain) break;
-  }
-  return true;
 }
 
 // The quads (corners in order) of the polygons in `flat` that have four corners.
@@ -598,13 +271,6 @@ UntangleReport solve(Splits& splits, const Positions& start, const Positions& re
   });
   report.seconds = seconds_since(started);
   return report;
-}
-
-Splits make_splits(const ClothMesh& mesh, const std::vector<double>& inverse_mass) {
-  Splits splits{SplitStages(mesh, inverse_mass), nullptr, 0};
-  std::unique_ptr<ClothMesh> other = other_diagonals(mesh);
-  if (other) splits.other = std::make_unique<SplitStages>(std::move(*other), inverse_mass);
-  return splits;
 }
 
 std::vector<double> inverse_mass_of(const ClothMesh& mesh, const UntangleOptions& options) {
