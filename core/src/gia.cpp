@@ -17,6 +17,10 @@ struct Scratch {
   std::vector<Index> owner;            // the component that reached a vertex first
   std::vector<std::uint8_t> edge_odd;  // the edge is cut an odd number of times (this side)
   std::vector<Index> cut_edges, cut_hits, visited;
+  std::vector<std::uint8_t> cut_side;  // per cut edge: the contour side it lies on
+  std::vector<std::uint8_t> blocked;   // pinch vertices of the contour: no part grows through
+  std::vector<std::uint8_t> label;     // split of a pinched region: the side that reached it
+  std::vector<Index> split_queue;
   std::vector<Index> parent;              // union-find over components
   std::vector<std::vector<Index>> queue;  // per component root: its frontier
   std::vector<std::size_t> head, size;    // per component root
@@ -41,35 +45,40 @@ Vec3 unit_normal(const ClothMesh& mesh, const Positions& x, Index t) {
   return length > 0 ? Vec3(n / length) : Vec3::Zero();
 }
 
-// The region one side of a contour bounds: the parts its cut edges split the piece into, grown
-// from both ends of every cut edge at once, one vertex per part in turn, so the work is about
-// the size of the parts other than the largest. The parts that complete while another is still
-// growing are the region; when all complete (a piece split in two), all but the largest.
-void side_region(const ClothMesh& mesh, const Positions& x, const Intersections& intersections,
-                 const Contour& contour, int side, const GiaOptions& options, Scratch& s,
-                 std::vector<Index>& region, Vec3& back_through, double& depth) {
-  region.clear();
-  back_through = Vec3::Zero();
-  depth = 0;
+// Cut edges: the edges of the sides in `sides` (bit 0: side 0, bit 1: side 1) that pierce the
+// other side, an odd number of times, each with its side and one of its hits. Stamps a new round.
+void collect_cuts(const Intersections& intersections, const Contour& contour, unsigned sides,
+                  Scratch& s) {
   ++s.stamp;
-  const std::uint32_t stamp = s.stamp;
-  // Cut edges: the side's edges that pierce the other side, an odd number of times.
   s.cut_edges.clear();
   s.cut_hits.clear();
+  s.cut_side.clear();
   for (std::size_t k = 0; k < contour.hits.size(); ++k) {
-    if ((contour.hit_edge_on_side0[k] != 0) != (side == 0)) continue;
+    const int side = contour.hit_edge_on_side0[k] != 0 ? 0 : 1;
+    if ((sides & (1u << side)) == 0) continue;
     const Index h = contour.hits[k];
     const Index e = intersections.hits[h].edge;
-    if (s.edge_stamp[e] != stamp) {
-      s.edge_stamp[e] = stamp;
+    if (s.edge_stamp[e] != s.stamp) {
+      s.edge_stamp[e] = s.stamp;
       s.edge_odd[e] = 0;
       s.cut_edges.push_back(e);
       s.cut_hits.push_back(h);
+      s.cut_side.push_back(static_cast<std::uint8_t>(side));
     }
     s.edge_odd[e] ^= 1;
   }
-  if (s.cut_edges.empty()) return;
+}
 
+// The region the cut edges of collect_cuts bound: the parts they split the piece into, grown
+// from both ends of every cut edge at once, one vertex per part in turn, so the work is about
+// the size of the parts other than the largest. The parts that complete while another is still
+// growing are the region; when all complete (a piece split in two), all but the largest.
+// Vertices marked in s.blocked belong to no part and no part grows through them.
+void flood_region(const ClothMesh& mesh, const GiaOptions& options, Scratch& s,
+                  std::vector<Index>& region) {
+  region.clear();
+  const std::uint32_t stamp = s.stamp;
+  if (s.cut_edges.empty()) return;
   // One component per seed vertex (both ends of each cut edge).
   s.parent.clear();
   s.queue.resize(std::max(s.queue.size(), 2 * s.cut_edges.size()));
@@ -85,7 +94,7 @@ void side_region(const ClothMesh& mesh, const Positions& x, const Intersections&
   for (Index e : s.cut_edges) {
     if (!s.edge_odd[e]) continue;
     for (Index v : mesh.edges[e].vertices) {
-      if (s.vertex_stamp[v] == stamp) continue;
+      if (s.vertex_stamp[v] == stamp || s.blocked[v]) continue;
       s.vertex_stamp[v] = stamp;
       const Index c = static_cast<Index>(s.parent.size());
       s.owner[v] = c;
@@ -116,6 +125,7 @@ void side_region(const ClothMesh& mesh, const Positions& x, const Intersections&
         if (is_cut(e)) continue;
         const MeshEdge& edge = mesh.edges[e];
         const Index u = edge.vertices[0] == v ? edge.vertices[1] : edge.vertices[0];
+        if (s.blocked[u]) continue;
         if (s.vertex_stamp[u] != stamp) {
           s.vertex_stamp[u] = stamp;
           s.owner[u] = root;
@@ -174,13 +184,22 @@ void side_region(const ClothMesh& mesh, const Positions& x, const Intersections&
     const Index c = find(s.parent, s.owner[v]);
     if (c != outside && s.complete[c] && !s.too_big[c]) region.push_back(v);
   }
-  if (region.empty()) return;
   std::sort(region.begin(), region.end());
+}
+
+// The way back of a region through the other side, from the cut edges of `side` that leave it,
+// and its depth: how far it reaches beyond the mean crossing point, against the way back.
+void way_back(const ClothMesh& mesh, const Positions& x, const Intersections& intersections,
+              const Scratch& s, int side, const std::vector<Index>& region, Vec3& back_through,
+              double& depth) {
+  back_through = Vec3::Zero();
+  depth = 0;
+  if (region.empty()) return;
   Vec3 crossing_sum = Vec3::Zero();
   std::size_t crossings = 0;
   for (std::size_t k = 0; k < s.cut_edges.size(); ++k) {
     const Index e = s.cut_edges[k];
-    if (!s.edge_odd[e]) continue;
+    if (!s.edge_odd[e] || s.cut_side[k] != side) continue;
     const auto& [a, b] = mesh.edges[e].vertices;
     const bool a_in = std::binary_search(region.begin(), region.end(), a);
     const bool b_in = std::binary_search(region.begin(), region.end(), b);
@@ -191,13 +210,109 @@ void side_region(const ClothMesh& mesh, const Positions& x, const Intersections&
     crossing_sum += intersections.hits[s.cut_hits[k]].point;
     ++crossings;
   }
-  // How far the region reaches beyond the surface it went through: beyond the mean crossing
-  // point, against the way back.
   const double length = back_through.norm();
   if (crossings == 0 || !(length > 0)) return;
   const Vec3 way = back_through / length;
   const Vec3 crossing = crossing_sum / static_cast<double>(crossings);
   for (Index v : region) depth = std::max(depth, (crossing - x[v]).dot(way));
+}
+
+// The vertex at which an open contour's end runs into a pinched fan, or kNoIndex. At the end
+// hit the curve would go on across the hit's edge into the edge's other triangle, still against
+// the triangle crossed; when those two share exactly one vertex the narrow phase skips them (a
+// fan folded through itself at that vertex) and the curve ends there.
+Index pinch_at_end(const ClothMesh& mesh, const Intersections& intersections,
+                   const Contour& contour, bool last) {
+  const Hit& hit = intersections.hits[last ? contour.hits.back() : contour.hits.front()];
+  const Segment& end =
+      intersections.segments[last ? contour.segments.back() : contour.segments.front()];
+  const MeshEdge& edge = mesh.edges[hit.edge];
+  if (edge.triangle_count != 2) return kNoIndex;
+  Index next = kNoIndex;
+  for (Index t : edge.triangles) {
+    if (t != end.triangles[0] && t != end.triangles[1]) next = t;
+  }
+  if (next == kNoIndex) return kNoIndex;
+  Index shared = kNoIndex;
+  int count = 0;
+  for (Index u : mesh.triangles[next]) {
+    for (Index w : mesh.triangles[hit.triangle]) {
+      if (u == w) {
+        shared = u;
+        ++count;
+      }
+    }
+  }
+  return count == 1 ? shared : kNoIndex;
+}
+
+// The regions of one contour. Each side's own cut edges bound its region (a loop's inside, the
+// flap beyond a border path). An open curve whose two ends run into pinched fans is different:
+// such a double curve is one closed curve on the surface, its path on side 0 and its path on
+// side 1 joined at the two pinch vertices, and that loop bounds one region around the fold
+// between them. It is split between the sides by which side's path is nearer (a breadth-first
+// search from both at once), and each part goes back through the other as a loop's two
+// regions do.
+void contour_regions(const ClothMesh& mesh, const Positions& x, const Intersections& intersections,
+                     const Contour& contour, const GiaOptions& options, Scratch& s,
+                     ContourRegions& out) {
+  std::array<Index, 2> pinch{kNoIndex, kNoIndex};
+  if (contour.type == ContourType::kCrease && !contour.hits.empty()) {
+    pinch = {pinch_at_end(mesh, intersections, contour, false),
+             pinch_at_end(mesh, intersections, contour, true)};
+  }
+  if (pinch[0] == kNoIndex || pinch[1] == kNoIndex) {
+    for (int side = 0; side < 2; ++side) {
+      collect_cuts(intersections, contour, 1u << side, s);
+      flood_region(mesh, options, s, out.vertices[side]);
+      way_back(mesh, x, intersections, s, side, out.vertices[side], out.back_through[side],
+               out.depth[side]);
+    }
+    return;
+  }
+  collect_cuts(intersections, contour, 3u, s);
+  for (Index p : pinch) s.blocked[p] = 1;
+  std::vector<Index> region;
+  flood_region(mesh, options, s, region);
+  for (Index p : pinch) s.blocked[p] = 0;
+  // Split: both sides' cut edges seed their ends inside the region, in order; each vertex takes
+  // the side that reaches it first.
+  const std::uint32_t stamp = s.stamp;
+  auto inside = [&](Index v) { return std::binary_search(region.begin(), region.end(), v); };
+  s.split_queue.clear();
+  for (int side = 0; side < 2; ++side) {
+    for (std::size_t k = 0; k < s.cut_edges.size(); ++k) {
+      const Index e = s.cut_edges[k];
+      if (!s.edge_odd[e] || s.cut_side[k] != side) continue;
+      for (Index v : mesh.edges[e].vertices) {
+        if (!inside(v) || s.vertex_stamp[v] == stamp + 1) continue;
+        s.vertex_stamp[v] = stamp + 1;
+        s.label[v] = static_cast<std::uint8_t>(side);
+        s.split_queue.push_back(v);
+      }
+    }
+  }
+  for (std::size_t head = 0; head < s.split_queue.size(); ++head) {
+    const Index v = s.split_queue[head];
+    for (Index e : mesh.vertex_edges[v]) {
+      if (s.edge_stamp[e] == stamp && s.edge_odd[e]) continue;
+      const MeshEdge& edge = mesh.edges[e];
+      const Index u = edge.vertices[0] == v ? edge.vertices[1] : edge.vertices[0];
+      if (s.vertex_stamp[u] == stamp + 1 || !inside(u)) continue;
+      s.vertex_stamp[u] = stamp + 1;
+      s.label[u] = s.label[v];
+      s.split_queue.push_back(u);
+    }
+  }
+  ++s.stamp;  // the split's stamp is used: the next round starts past it
+  for (int side = 0; side < 2; ++side) {
+    out.vertices[side].clear();
+    for (Index v : region) {
+      if (s.vertex_stamp[v] == stamp + 1 && s.label[v] == side) out.vertices[side].push_back(v);
+    }
+    way_back(mesh, x, intersections, s, side, out.vertices[side], out.back_through[side],
+             out.depth[side]);
+  }
 }
 
 }  // namespace
@@ -229,15 +344,14 @@ GlobalIntersections analyse_intersections(const ClothMesh& mesh, const Positions
       scratch.owner.assign(mesh.vertex_count(), 0);
       scratch.edge_stamp.assign(mesh.edges.size(), 0);
       scratch.edge_odd.assign(mesh.edges.size(), 0);
+      scratch.blocked.assign(mesh.vertex_count(), 0);
+      scratch.label.assign(mesh.vertex_count(), 0);
 #pragma omp for schedule(dynamic, 4)
       for (std::ptrdiff_t c = 0; c < static_cast<std::ptrdiff_t>(count); ++c) {
         errors.run([&] {
-          ContourRegions& regions = out.contours[static_cast<std::size_t>(c)];
-          for (int side = 0; side < 2; ++side) {
-            side_region(mesh, positions, intersections,
-                        contours.contours[static_cast<std::size_t>(c)], side, options, scratch,
-                        regions.vertices[side], regions.back_through[side], regions.depth[side]);
-          }
+          contour_regions(mesh, positions, intersections,
+                          contours.contours[static_cast<std::size_t>(c)], options, scratch,
+                          out.contours[static_cast<std::size_t>(c)]);
         });
       }
     });
