@@ -2,8 +2,11 @@
 // 2006): the surface regions each intersection contour bounds. On each side of a contour the
 // curve cuts the mesh edges that pierce the other side; removing them splits that side's piece
 // into parts, and the smallest complete parts are the region that went through (a closed loop's
-// inside, the flap beyond a path that ends on the border, the lobes of a figure eight). A curve
-// that splits nothing (a crease, a loop around a tube's handle) bounds no region.
+// inside, the flap beyond a path that ends on the border, the lobes of a figure eight). An open
+// curve whose two ends run into pinched fans (two triangles sharing one vertex cross) is one
+// loop on the surface with its paths on both sides; the fold it bounds is split between the
+// sides. A curve that splits nothing (another dead end, a loop around a tube's handle) bounds
+// no region.
 #pragma once
 
 #include "untangle/contours.hpp"
