@@ -48,21 +48,6 @@ void check_positions(const ClothMesh& mesh, const Positions& positions, const ch
   }
 }
 
-// Over the user's edges: the diagonals that split a polygon into triangles are left out, since
-// a crushed quad of a cloth cache can have a diagonal of almost zero length whose ratio says
-// nothing about the stretch of the cloth.
-double max_edge_strain(const ClothMesh& mesh, const Positions& reference, const Positions& x) {
-  double strain = 0;
-  for (const MeshEdge& edge : mesh.edges) {
-    if (mesh.edge_is_diagonal(edge)) continue;
-    const double before = (reference[edge.vertices[1]] - reference[edge.vertices[0]]).norm();
-    if (!(before > 0)) continue;  // a collapsed input edge has no length to keep
-    const double after = (x[edge.vertices[1]] - x[edge.vertices[0]]).norm();
-    strain = std::max(strain, std::abs(after / before - 1));
-  }
-  return strain;
-}
-
 void check_options(const ClothMesh& mesh, const UntangleOptions& options) {
   validate(options.settings);
   if (options.max_iterations < 0) {
