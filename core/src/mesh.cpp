@@ -358,4 +358,17 @@ void ClothMesh::set_rest_positions(const Positions& positions) {
   mark_undetectable(*this);
 }
 
+double max_edge_strain(const ClothMesh& mesh, const Positions& reference, const Positions& x,
+                       StrainEdges edges) {
+  double strain = 0;
+  for (const MeshEdge& edge : mesh.edges) {
+    if (edges == StrainEdges::kPolygonSides && mesh.edge_is_diagonal(edge)) continue;
+    const double before = (reference[edge.vertices[1]] - reference[edge.vertices[0]]).norm();
+    if (!(before > 0)) continue;  // a collapsed input edge has no length to keep
+    const double after = (x[edge.vertices[1]] - x[edge.vertices[0]]).norm();
+    strain = std::max(strain, std::abs(after / before - 1));
+  }
+  return strain;
+}
+
 }  // namespace untangle

@@ -102,6 +102,21 @@ TEST(ClothMesh, NgonsAreFannedIntoPairedLeaves) {
   EXPECT_EQ(border, 6u);
 }
 
+// A sheared quad: its sides along y stretch by sqrt(1 + s^2) - 1, its diagonal more; the
+// polygon sides leave the diagonal out, all edges take it in.
+TEST(ClothMesh, MaxEdgeStrainOverPolygonSidesLeavesTheDiagonalOut) {
+  const ClothMesh mesh = build_one(flat_grid(2, 2));
+  ASSERT_EQ(mesh.edges.size(), 5u);
+  constexpr double kShear = 0.5;
+  Positions x = mesh.rest_positions;
+  for (Vec3& p : x) p.x() += kShear * p.y();
+  const double sides = max_edge_strain(mesh, mesh.rest_positions, x);
+  EXPECT_NEAR(sides, std::sqrt(1 + kShear * kShear) - 1, 1e-12);
+  EXPECT_EQ(max_edge_strain(mesh, mesh.rest_positions, x, StrainEdges::kPolygonSides), sides);
+  EXPECT_GT(max_edge_strain(mesh, mesh.rest_positions, x, StrainEdges::kAll), sides + 0.05);
+  EXPECT_EQ(max_edge_strain(mesh, mesh.rest_positions, mesh.rest_positions, StrainEdges::kAll), 0);
+}
+
 TEST(ClothMesh, RejectsIndexOutOfRange) {
   PolygonMesh mesh = flat_grid(3, 3);
   mesh.face_indices[2] = 20;

@@ -1,5 +1,6 @@
-// Proximity: the closest-point helpers against dense sampling, and ProximitySearch against an
-// all-pairs search with the same neighbour rule, on parallel sheets and on crumpled ones.
+// Proximity: ProximitySearch against an all-pairs search with the same neighbour rule, on
+// parallel sheets and on crumpled ones (the closest-point helpers are tested in
+// test_point_triangle_distance.cpp and test_edge_edge_distance.cpp).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,74 +16,6 @@ namespace {
 Vec3 random_point(std::mt19937_64& rng) {
   std::uniform_real_distribution<double> u(-1, 1);
   return Vec3(u(rng), u(rng), u(rng));
-}
-
-// A triangle with two equal corners (or all three) is a segment (or a point): the closest point
-// is that of the segment, computed here by projection, and never NaN.
-TEST(Proximity, ClosestPointOnADegenerateTriangleIsThatOfItsSegment) {
-  std::mt19937_64 rng(11);
-  for (int trial = 0; trial < 200; ++trial) {
-    const Vec3 u = random_point(rng), v = random_point(rng), p = 2 * random_point(rng);
-    const double along = std::clamp((p - u).dot(v - u) / (v - u).squaredNorm(), 0.0, 1.0);
-    const double expected = (p - (u + along * (v - u))).norm();
-    for (const auto& corners : {std::array<Vec3, 3>{u, u, v}, std::array<Vec3, 3>{u, v, v},
-                                std::array<Vec3, 3>{u, v, u}, std::array<Vec3, 3>{v, u, u}}) {
-      Vec3 bary;
-      const Vec3 q = closest_point_on_triangle(p, corners[0], corners[1], corners[2], bary);
-      ASSERT_TRUE(q.allFinite() && bary.allFinite());
-      EXPECT_NEAR((p - q).norm(), expected, 1e-12);
-      EXPECT_NEAR(bary.sum(), 1, 1e-12);
-    }
-    Vec3 bary;
-    const Vec3 q = closest_point_on_triangle(p, u, u, u, bary);
-    EXPECT_EQ(q, u);
-  }
-}
-
-TEST(Proximity, ClosestPointOnTriangleIsNoFartherThanAnySample) {
-  std::mt19937_64 rng(7);
-  for (int trial = 0; trial < 200; ++trial) {
-    const Vec3 a = random_point(rng), b = random_point(rng), c = random_point(rng);
-    const Vec3 p = 2 * random_point(rng);
-    Vec3 bary;
-    const Vec3 q = closest_point_on_triangle(p, a, b, c, bary);
-    EXPECT_NEAR(bary.sum(), 1, 1e-12);
-    EXPECT_GE(bary.minCoeff(), -1e-12);
-    EXPECT_LT((bary[0] * a + bary[1] * b + bary[2] * c - q).norm(), 1e-12);
-    double best = 1e300;
-    constexpr int kSteps = 120;
-    for (int i = 0; i <= kSteps; ++i) {
-      for (int j = 0; i + j <= kSteps; ++j) {
-        const double u = double(i) / kSteps, v = double(j) / kSteps;
-        best = std::min(best, (p - ((1 - u - v) * a + u * b + v * c)).norm());
-      }
-    }
-    EXPECT_LE((p - q).norm(), best + 1e-12);
-    EXPECT_GE((p - q).norm(), best - 0.02);  // the sampling step bounds how close it gets
-  }
-}
-
-TEST(Proximity, ClosestPointsOfSegmentsMatchSampling) {
-  std::mt19937_64 rng(11);
-  for (int trial = 0; trial < 200; ++trial) {
-    const Vec3 a0 = random_point(rng), a1 = random_point(rng);
-    const Vec3 b0 = random_point(rng), b1 = trial % 10 == 0 ? b0 : random_point(rng);
-    double s = -1, t = -1;
-    closest_points_of_segments(a0, a1, b0, b1, s, t);
-    ASSERT_GE(s, 0);
-    ASSERT_LE(s, 1);
-    ASSERT_GE(t, 0);
-    ASSERT_LE(t, 1);
-    const double d = ((a0 + s * (a1 - a0)) - (b0 + t * (b1 - b0))).norm();
-    double best = 1e300;
-    for (int i = 0; i <= 200; ++i) {
-      for (int j = 0; j <= 200; ++j) {
-        best = std::min(best, ((a0 + i / 200.0 * (a1 - a0)) - (b0 + j / 200.0 * (b1 - b0))).norm());
-      }
-    }
-    EXPECT_LE(d, best + 1e-12);
-    EXPECT_GE(d, best - 0.02);
-  }
 }
 
 // The rule of ProximitySearch, written out plainly: topological neighbours (sharing a

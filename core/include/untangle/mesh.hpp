@@ -124,4 +124,20 @@ class ClothMesh {
   MeshReport report;
 };
 
+// The edges max_edge_strain measures.
+enum class StrainEdges {
+  // The user's edges: the diagonals that split a polygon into triangles are left out, since a
+  // crushed quad of a cloth cache can have a diagonal of almost zero length whose ratio says
+  // nothing about the stretch of the cloth. The untangler's figure.
+  kPolygonSides,
+  // Every edge, the diagonals too: the world's figure per frame (FrameStats::max_edge_strain),
+  // against its own rest shape.
+  kAll,
+};
+
+// The largest |length at x / length at reference - 1| over the mesh's edges of `edges`; an edge
+// of no length at the reference has no length to keep and is left out.
+double max_edge_strain(const ClothMesh& mesh, const Positions& reference, const Positions& x,
+                       StrainEdges edges = StrainEdges::kPolygonSides);
+
 }  // namespace untangle

@@ -109,6 +109,10 @@ class ProximitySearch {
   };
 
   void find_skips();
+  // Walks the trees again unless the last walk's leaf pairs still hold at x (see
+  // core/src/proximity/reuse.cpp); when they do, lists the leaves that moved beyond the margin
+  // since in moved_leaves_.
+  void walk_or_reuse(const Positions& x, double thickness, bool ring_pairs, const Positions* from);
   // The volume of a leaf's vertices at x, grown by inflation.
   Kdop18f leaf_volume(Index leaf, const Positions& x, double inflation) const;
   void refit(const Positions& x, double inflation);

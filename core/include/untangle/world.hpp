@@ -28,7 +28,7 @@ struct FrameStats {
   std::size_t proximity_pairs = 0;
   std::size_t stuck_contours = 0;
   std::size_t repaired_particles = 0;  // non-finite after the solver: reset to the frame start
-  double max_edge_strain = 0;          // max |length / rest - 1| after the frame
+  double max_edge_strain = 0;          // max |length / rest - 1| over all edges after the frame
   double kinetic_energy = 0;           // sum of m v^2 / 2 after the frame
   StageSeconds seconds;
 };
