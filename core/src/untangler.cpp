@@ -20,7 +20,6 @@ using detail::Clock;
 using detail::detect_in_general_position;
 using detail::FrameTerms;
 using detail::make_splits;
-using detail::max_edge_strain;
 using detail::relax;
 using detail::seconds_since;
 using detail::Splits;
