@@ -44,7 +44,8 @@ int run_fix(CommandArgs args) {
       .epilog(
           "JSON keys: pairs_before, pairs_after, iterations, iterations_to_clean (until the\n"
           "first clean state; the rest relax the stretch; -1 = never clean), max_edge_strain\n"
-          "(max |length_out / length_in - 1| over all edges), seconds, and stage_seconds:\n"
+          "(max |length_out / length_in - 1| over the input's polygon edges, not the\n"
+          "diagonals that split them), seconds, and stage_seconds:\n"
           "detection, analysis, response, solver, proximity (part of solver), summed over\n"
           "the iterations.\n"
           "The exit status is 0 when OUT.obj was written, also when pairs are left.");
