@@ -7,26 +7,19 @@ numpy; used to diagnose what the untangler leaves on dense collapses (docs/untan
     /usr/bin/python3 bench/count_pinches.py MESH.obj ...
 """
 import itertools
+import os
 import sys
 from collections import defaultdict
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from blender_script import fan_triangles, read_obj  # noqa: E402
+
 
 def read_triangles(path):
-    vertices, triangles = [], []
-    with open(path) as obj:
-        for line in obj:
-            t = line.split()
-            if not t:
-                continue
-            if t[0] == "v":
-                vertices.append([float(x) for x in t[1:4]])
-            elif t[0] == "f":
-                corners = [int(x.split("/")[0]) - 1 for x in t[1:]]
-                for k in range(1, len(corners) - 1):  # fans from the first corner
-                    triangles.append((corners[0], corners[k], corners[k + 1]))
-    return np.array(vertices), np.array(triangles)
+    vertices, faces = read_obj(path)
+    return np.array(vertices), np.array(fan_triangles(faces))
 
 
 def crosses(p, q, a, b, c, tolerance=1e-10):

@@ -125,19 +125,18 @@ UntangleReport solve(Splits& splits, const Positions& start, const Positions& re
   UntangleReport report;
   // "Before" counts the input's own intersections (not those of a carried-over start), in both
   // splits as "after" does.
-  const std::vector<double>& inverse_mass = splits.library.inverse_mass();
   if (&start != &reference) {
     Positions input = reference;
-    report.pairs_before = detect_in_general_position(splits, input, terms.spacing, inverse_mass,
-                                                     options.general_position);
+    report.pairs_before =
+        detect_in_general_position(splits, input, terms.spacing, options.general_position);
   }
   // The split whose frame runs next: the library's, or the other one where only that one crosses
   // (a bent quad split along its other diagonal, as Blender's BVH may split it). It has just
   // detected the state the frame starts from.
   SplitStages* stepping = nullptr;
   Positions reached = start;  // the last state whose pairs are known
-  const std::size_t start_pairs = detect_in_general_position(
-      splits, reached, terms.spacing, inverse_mass, options.general_position, &stepping);
+  const std::size_t start_pairs = detect_in_general_position(splits, reached, terms.spacing,
+                                                             options.general_position, &stepping);
   if (&start == &reference) report.pairs_before = start_pairs;
   std::size_t reached_pairs = start_pairs;
   Positions best_clean;
@@ -178,7 +177,7 @@ UntangleReport solve(Splits& splits, const Positions& start, const Positions& re
   while (reached_pairs > 0 && report.iterations < options.max_iterations) {
     stepping->frame(reached, terms);
     ++report.iterations;
-    reached_pairs = detect_in_general_position(splits, reached, terms.spacing, inverse_mass,
+    reached_pairs = detect_in_general_position(splits, reached, terms.spacing,
                                                options.general_position, &stepping);
     flatten_quads_of(*stepping);
     if (progress && !progress(std::min(report.iterations, options.max_iterations),

@@ -28,7 +28,7 @@ struct Intersections {
   std::vector<Hit> hits;                    // unique, sorted by (edge, triangle)
   std::vector<Segment> segments;            // sorted by triangles
   std::vector<std::array<Index, 2>> pairs;  // triangle pairs with at least one hit, a < b, sorted
-  std::size_t dropped_hits = 0;  // exactly through a vertex or an edge: dropped this frame
+  std::size_t dropped_hits = 0;      // exactly through a vertex or an edge: dropped this frame
   std::vector<Index> dropped_edges;  // the edges of those hits, sorted, each once
   // Triangle pairs of the candidate leaves whose boxes overlap and that share no vertex: those
   // the exact tests ran on.

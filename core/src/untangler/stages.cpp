@@ -145,8 +145,7 @@ Splits make_splits(const ClothMesh& mesh, const std::vector<double>& inverse_mas
   return splits;
 }
 
-std::size_t detect_in_general_position(Splits& splits, Positions& x, double spacing,
-                                       const std::vector<double>& inverse_mass, bool nudge,
+std::size_t detect_in_general_position(Splits& splits, Positions& x, double spacing, bool nudge,
                                        SplitStages** counted) {
   SplitStages* split = nullptr;
   std::size_t pairs = splits.detect(x, &split);
@@ -154,7 +153,8 @@ std::size_t detect_in_general_position(Splits& splits, Positions& x, double spac
   for (int round = 0; nudge && round < kNudgeRounds; ++round, distance *= 10) {
     const std::vector<Index>& edges = split->detection().intersections().dropped_edges;
     if (edges.empty()) break;
-    if (nudge_edge_ends(split->mesh(), edges, inverse_mass, distance, round, x) == 0) break;
+    if (nudge_edge_ends(split->mesh(), edges, split->inverse_mass(), distance, round, x) == 0)
+      break;
     pairs = splits.detect(x, &split);
   }
   if (counted) *counted = split;

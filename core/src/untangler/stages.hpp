@@ -129,8 +129,7 @@ Splits make_splits(const ClothMesh& mesh, const std::vector<double>& inverse_mas
 // Splits::detect on x, first moving x into general position: the ends of every edge whose hit
 // went exactly through a vertex or an edge are nudged (general_position.hpp) until no hit is
 // dropped, so every crossing is seen whole. Returns the pairs as detect() counts them.
-std::size_t detect_in_general_position(Splits& splits, Positions& x, double spacing,
-                                       const std::vector<double>& inverse_mass, bool nudge,
+std::size_t detect_in_general_position(Splits& splits, Positions& x, double spacing, bool nudge,
                                        SplitStages** counted = nullptr);
 
 }  // namespace untangle::detail
