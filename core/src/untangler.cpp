@@ -209,6 +209,7 @@ UntangleReport solve(Splits& splits, const Positions& start, const Positions& re
         ++report.method_switches;
       }
       terms.settings.response_strength = options.settings.response_strength * strength_scale;
+      if (options.ease_pull_on_stall) terms.pull_stiffness *= 0.5;
     }
   }
   terms.flat_quads = nullptr;

@@ -458,6 +458,25 @@ TEST(Untangler, StalledIcmGoesOnWithYeOnlyWhenAllowed) {
   EXPECT_EQ(untangle(c.mesh, c.input, nullptr, options, output).method_switches, 0);
 }
 
+// A pull that takes the whole way back to the input in every frame holds the tangle where it is
+// however strong the push: only easing the pull on a stall lets the push win.
+TEST(Untangler, AStallEasesThePullTowardTheInput) {
+  const Case c(corner_through_sheet());
+  UntangleOptions options = default_options();
+  options.pull_stiffness = 1.0;
+  options.stall_iterations = 4;
+  options.max_iterations = 120;
+  options.ease_pull_on_stall = false;
+  Positions held;
+  const UntangleReport stuck = untangle(c.mesh, c.input, nullptr, options, held);
+  EXPECT_GT(stuck.pairs_after, 0u);
+  EXPECT_GT(brute_force_pairs(c.mesh, held), 0u);
+  options.ease_pull_on_stall = true;
+  Positions output;
+  const UntangleReport report = untangle(c.mesh, c.input, nullptr, options, output);
+  expect_resolved(c, report, output);
+}
+
 // A vertical sheet through a flat one exactly along a row of its vertices: every hit goes
 // through a vertex or an edge (the narrow phase drops them all) and the edges in the crossing
 // line lie in the flat sheet's plane, so without general position the untangler saw nothing and

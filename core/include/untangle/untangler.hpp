@@ -37,6 +37,10 @@ struct UntangleOptions {
   double max_strength_scale = 2.0;
   // With ICM: once the strongest push stalls too, go on with Ye's method (see untangler.cpp).
   bool fall_back_to_ye = true;
+  // A stall also halves the pull toward the input: a stalled state is one where the push and the
+  // pull back into the input's tangle balance, and a stronger push alone does not always tip it
+  // (docs/untangler.md, "Stalls").
+  bool ease_pull_on_stall = true;
   // Global intersection analysis (docs/untangler.md): each region a contour bounds moves back
   // through the other side as a whole, and proximity pairs whose two sides lie in opposite
   // regions of one contour are pushed back through instead of held where they are.
