@@ -174,7 +174,12 @@ UntangleReport solve(Splits& splits, const Positions& start, const Positions& re
     terms.flat_quads = &flat_quads;
   };
   if (start_pairs > 0) flatten_quads_of(*stepping);
-  while (reached_pairs > 0 && report.iterations < options.max_iterations) {
+  // A clean start beyond the strain limit (a carried correction on a cloth that has moved on)
+  // goes through the solver too: its frames hold the limit, and a clean state they reach is
+  // relaxed as any other. Relaxation alone, from the start, takes only clean moves and can stay
+  // beyond the limit (the triangulated sphere bake kept a clean frame at 29 % strain).
+  while ((reached_pairs > 0 || (strained_start && report.iterations == 0)) &&
+         report.iterations < options.max_iterations) {
     stepping->frame(reached, terms);
     ++report.iterations;
     reached_pairs = detect_in_general_position(splits, reached, terms.spacing,
@@ -213,10 +218,9 @@ UntangleReport solve(Splits& splits, const Positions& start, const Positions& re
     }
   }
   terms.flat_quads = nullptr;
-  // A start that is clean already (a carried correction that still fits) is kept as it is unless
-  // it stretches the input frame beyond the strain limit: relaxing a state within the limit
-  // would change the correction from frame to frame.
-  if (start_pairs == 0) {
+  // A start that is clean already and within the strain limit (a carried correction that still
+  // fits) is kept as it is: relaxing it would change the correction from frame to frame.
+  if (start_pairs == 0 && !strained_start) {
     best_clean = reached;  // the start, in general position
     report.iterations_to_clean = 0;
   }
