@@ -76,7 +76,7 @@ class _ProgressBridge:
 
 
 def _options(
-    max_iterations: int,
+    max_iterations: Optional[int],
     independent: bool = False,
     pull_stiffness: Optional[float] = None,
     strain_limit: Optional[float] = None,
@@ -84,9 +84,11 @@ def _options(
     lib = load()
     options = _UtUntangleOptions()
     lib.check(lib.ut_untangle_options_init(byref(options), ctypes.sizeof(_UtUntangleOptions)))
-    if not isinstance(max_iterations, (int, np.integer)) or not -(2**31) <= max_iterations < 2**31:
-        raise _invalid(f"max_iterations must be an integer, got {max_iterations!r}")
-    options.max_iterations = int(max_iterations)
+    if max_iterations is not None:  # None: the library's default
+        valid = isinstance(max_iterations, (int, np.integer))
+        if not valid or not -(2**31) <= max_iterations < 2**31:
+            raise _invalid(f"max_iterations must be an integer, got {max_iterations!r}")
+        options.max_iterations = int(max_iterations)
     options.independent = 1 if independent else 0
     if pull_stiffness is not None:
         options.pull_stiffness = float(pull_stiffness)
@@ -103,7 +105,7 @@ def _split(array: np.ndarray, counts: Sequence[int]) -> list:
 def untangle(
     pieces: Sequence[Piece],
     settings: Optional[Settings] = None,
-    max_iterations: int = 300,
+    max_iterations: Optional[int] = None,
     rest: Optional[Sequence[np.ndarray]] = None,
     progress: Optional[Callable] = None,
     pull_stiffness: Optional[float] = None,
@@ -151,7 +153,7 @@ def untangle_sequence(
     frames: np.ndarray,
     settings: Optional[Settings] = None,
     independent: bool = False,
-    max_iterations: int = 300,
+    max_iterations: Optional[int] = None,
     progress: Optional[Callable] = None,
     pull_stiffness: Optional[float] = None,
     strain_limit: Optional[float] = None,

@@ -58,7 +58,7 @@ class ClothUntangleSettings(bpy.types.PropertyGroup):
     iterations: IntProperty(name="Solver Iterations", default=10, min=1, max=200,
                             description="Solver iterations per frame (Untangle and Bake)")
     max_iterations: IntProperty(
-        name="Max Iterations", default=300, min=1, max=100000,
+        name="Max Iterations", default=1000, min=1, max=100000,
         description="Untangling gives up after this many frames of its own")
     strain_limit: FloatProperty(
         name="Strain Limit", default=0.045, min=0.0, max=1.0, precision=3,

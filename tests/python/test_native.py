@@ -231,7 +231,7 @@ class UntangleTests(unittest.TestCase):
         self.assertEqual(report["pairs_after"], 0)
         self.assertFalse(report["cancelled"])
         self.assertEqual(len(calls), report["iterations"])
-        self.assertTrue(all(n == 300 for _, n, _ in calls))
+        self.assertTrue(all(n == 1000 for _, n, _ in calls))
         # The first clean state within the iterations; the stages' times (ABI 1.2) in the call's.
         self.assertTrue(1 <= report["iterations_to_clean"] <= report["iterations"])
         stages = report["stage_seconds"]

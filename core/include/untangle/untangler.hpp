@@ -13,7 +13,7 @@ namespace untangle {
 
 struct UntangleOptions {
   Settings settings;                 // method, strength, thickness, threads; gravity is ignored
-  int max_iterations = 300;          // pipeline frames at most
+  int max_iterations = 1000;         // pipeline frames at most
   double pull_stiffness = 0.05;      // soft pull toward the input positions, per frame (0..1)
   std::vector<double> inverse_mass;  // per vertex, 0 = pinned (never moves); empty = all 1
   // Once clean, up to relax_iterations more frames without the response and the pull, while
