@@ -1,7 +1,7 @@
 """The add-on's Untangle Selected and Bake Untangled Cache on the hard tangles, in headless Blender.
 
     blender -b --factory-startup --python bench/run_addon_tangles.py -- DIR --zip ZIP
-        [--cases NAME,PATTERN,...] [--bake NAME,PATTERN,...] [--max-iterations 300]
+        [--cases NAME,PATTERN,...] [--bake NAME,PATTERN,...] [--max-iterations N]
 
 For each CASE.obj of DIR (bench/make_hard_tangles.sh makes them; --cases chooses, shell-style
 patterns), as a user would: the mesh as one Blender object (float32 positions, as Blender keeps
@@ -64,7 +64,8 @@ def untangle_selected(path, max_iterations):
     before = positions_of(obj)  # as Blender holds them: float32
     triangles = fan_triangles(faces)
     props = bpy.context.scene.cloth_untangle
-    props.max_iterations = max_iterations
+    if max_iterations is not None:  # else the add-on's default
+        props.max_iterations = max_iterations
     pairs_in = overlap_pairs(before, triangles)
     start = time.perf_counter()
     result = bpy.ops.cloth_untangle.untangle_selected()
@@ -127,7 +128,7 @@ def main():
     cases = args[args.index("--cases") + 1].split(",") if "--cases" in args else []
     bakes = args[args.index("--bake") + 1].split(",") if "--bake" in args else []
     max_iterations = int(args[args.index("--max-iterations") + 1]) \
-        if "--max-iterations" in args else 300
+        if "--max-iterations" in args else None
     install(zip_path)
     for path in sorted(glob.glob(os.path.join(folder, "*.obj"))):
         name = os.path.splitext(os.path.basename(path))[0]
