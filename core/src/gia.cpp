@@ -257,14 +257,22 @@ void contour_regions(const ClothMesh& mesh, const Positions& x, const Intersecti
                      const Contour& contour, const GiaOptions& options, Scratch& s,
                      ContourRegions& out) {
   std::array<Index, 2> pinch{kNoIndex, kNoIndex};
-  if (contour.type == ContourType::kCrease && !contour.hits.empty()) {
+  if (contour.type != ContourType::kLoop && !contour.hits.empty()) {
     pinch = {pinch_at_end(mesh, intersections, contour, false),
              pinch_at_end(mesh, intersections, contour, true)};
   }
   if (pinch[0] == kNoIndex || pinch[1] == kNoIndex) {
+    // A path with one end at a pinch: the curve goes on to the pinch vertex, so the vertex is
+    // part of the cut (a path from a pinch at the border to the border cuts a flap off).
     for (int side = 0; side < 2; ++side) {
       collect_cuts(intersections, contour, 1u << side, s);
+      for (Index p : pinch) {
+        if (p != kNoIndex) s.blocked[p] = 1;
+      }
       flood_region(mesh, options, s, out.vertices[side]);
+      for (Index p : pinch) {
+        if (p != kNoIndex) s.blocked[p] = 0;
+      }
       way_back(mesh, x, intersections, s, side, out.vertices[side], out.back_through[side],
                out.depth[side]);
     }

@@ -224,6 +224,71 @@ TEST(Gia, AFoldPinchedThroughItselfBoundsTheDipAndTheLayerUnderIt) {
   EXPECT_LE(r.depth[dip_side], deepest + 1e-12);
 }
 
+// Wicke et al.'s "BLI": three triangles around the corner c = (1, 0, 0), each subdivided three
+// times at edge midpoints. T1 lies in the plane y = 0, T2 in z = 0 joins it, and T3 goes on from
+// T2 through T1: it shares only c with T1, so the crossing curve runs from c (a fan folded
+// through itself) across T3 to T3's border edge. On T3 that path goes from a border vertex to
+// the border and cuts off the tip that went through T1. (The tip is moved from Wicke's
+// (0.5, -0.5, 0.5) to (0.53, -0.41, 0.43), so that no subdivision vertex or edge of one lies
+// exactly on the other's; only c is on both, by construction.)
+PolygonMesh subdivided(const Positions& corners, const std::vector<std::array<Index, 3>>& triangles,
+                       int levels) {
+  Positions x = corners;
+  std::vector<std::array<Index, 3>> faces = triangles;
+  for (int level = 0; level < levels; ++level) {
+    std::map<std::pair<Index, Index>, Index> midpoint;
+    auto middle = [&](Index a, Index b) {
+      const auto key = std::minmax(a, b);
+      const auto [it, added] = midpoint.try_emplace({key.first, key.second}, 0);
+      if (added) {
+        it->second = static_cast<Index>(x.size());
+        x.push_back(0.5 * (x[a] + x[b]));
+      }
+      return it->second;
+    };
+    std::vector<std::array<Index, 3>> finer;
+    for (const auto& [a, b, c] : faces) {
+      const Index ab = middle(a, b), bc = middle(b, c), ca = middle(c, a);
+      finer.insert(finer.end(), {{a, ab, ca}, {ab, b, bc}, {ca, bc, c}, {ab, bc, ca}});
+    }
+    faces = std::move(finer);
+  }
+  PolygonMesh mesh;
+  mesh.positions = x;
+  for (const auto& face : faces) {
+    mesh.face_sizes.push_back(3);
+    mesh.face_indices.insert(mesh.face_indices.end(), face.begin(), face.end());
+  }
+  return mesh;
+}
+
+TEST(Gia, APathFromAPinchAtTheBorderToTheBorderCutsOffTheTipBeyondIt) {
+  const Positions corners{{0, 0, 0}, {0, 0, 1}, {1, 0, 0}, {0, 1, 0}, {0.53, -0.41, 0.43}};
+  const std::vector<std::array<Index, 3>> triangles{{0, 1, 2}, {0, 2, 3}, {3, 2, 4}};
+  const Analysed a = analyse({subdivided(corners, triangles, 3)});
+  ASSERT_EQ(a.found.dropped_hits, 0u);
+  ASSERT_EQ(a.contours.contours.size(), 1u);
+  const ContourRegions& r = a.gia.contours[0];
+  // The tip: T3's vertices beyond T1's plane (y < 0). T3's vertices are those with z > 0 and
+  // y != 0 that are not T1's or T2's; T1 and T2 lie in y = 0 and z = 0.
+  std::vector<Index> tip;
+  for (Index v = 0; v < a.mesh.vertex_count(); ++v) {
+    if (a.x[v].y() < 0) tip.push_back(v);
+  }
+  ASSERT_GT(tip.size(), 5u);
+  const int tip_side =
+      std::binary_search(r.vertices[0].begin(), r.vertices[0].end(), tip.front()) ? 0 : 1;
+  EXPECT_EQ(r.vertices[tip_side], tip);
+  // The other side's path ends inside T1: it bounds nothing.
+  EXPECT_TRUE(r.vertices[1 - tip_side].empty());
+  // The tip goes back up through T1's plane, by no more than it reaches below it.
+  EXPECT_GT(r.back_through[tip_side].y(), 0);
+  double deepest = 0;
+  for (Index v : tip) deepest = std::max(deepest, -a.x[v].y());
+  EXPECT_GT(r.depth[tip_side], 0);
+  EXPECT_LE(r.depth[tip_side], deepest + 1e-12);
+}
+
 TEST(Gia, SameRegionsForOneAndTwoThreads) {
   test::CrumpleOptions options;
   options.nx = options.ny = 40;
