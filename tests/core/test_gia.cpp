@@ -11,6 +11,7 @@
 #include <map>
 
 #include "support/crumpled_mesh.hpp"
+#include "support/small_meshes.hpp"
 
 namespace untangle {
 namespace {
@@ -253,13 +254,7 @@ PolygonMesh subdivided(const Positions& corners, const std::vector<std::array<In
     }
     faces = std::move(finer);
   }
-  PolygonMesh mesh;
-  mesh.positions = x;
-  for (const auto& face : faces) {
-    mesh.face_sizes.push_back(3);
-    mesh.face_indices.insert(mesh.face_indices.end(), face.begin(), face.end());
-  }
-  return mesh;
+  return test::triangles(x, faces);
 }
 
 TEST(Gia, APathFromAPinchAtTheBorderToTheBorderCutsOffTheTipBeyondIt) {

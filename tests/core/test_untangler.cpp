@@ -571,6 +571,14 @@ TEST(Untangler, BadInputIsRefusedAndOutputLeftAlone) {
   EXPECT_EQ(output, (Positions{Vec3(1, 2, 3)}));
 }
 
+// The start of the frame after one untangled from `input` to `output`: that correction carried
+// onto the next input frame, as untangle_sequence starts it.
+Positions carried_onto(const Positions& next, const Positions& input, const Positions& output) {
+  Positions x = next;
+  for (std::size_t v = 0; v < x.size(); ++v) x[v] += output[v] - input[v];
+  return x;
+}
+
 TEST(UntangleSequence, EveryFrameCleanSmoothAndTheCorrectionIsCarried) {
   // The ridge slides along x by 0.02 per frame: a tangle that persists through the sequence.
   const Case c({folded_ridge()});
@@ -624,8 +632,7 @@ TEST(UntangleSequence, ACarriedCorrectionThatDoesNotFitLeavesNoFrameBeyondTheStr
       std::vector<Positions> output;
       const SequenceReport report = untangle_sequence(c.mesh, frames, options, false, output);
       ASSERT_EQ(output.size(), 2u);
-      Positions carried_start = shrunk;
-      for (std::size_t v = 0; v < shrunk.size(); ++v) carried_start[v] += output[0][v] - c.input[v];
+      const Positions carried_start = carried_onto(shrunk, c.input, output[0]);
       const std::string label = (mirrored ? "mirrored, " : "") + std::to_string(iterations);
       ASSERT_GT(strain_against(c.mesh, shrunk, carried_start), 2 * options.strain_limit) << label;
       for (std::size_t f = 0; f < 2; ++f) {
@@ -641,12 +648,12 @@ TEST(UntangleSequence, ACarriedCorrectionThatDoesNotFitLeavesNoFrameBeyondTheStr
 // the solver, which holds the limit, rather than being only relaxed from the start.
 TEST(UntangleSequence, ACleanCarriedStartBeyondTheStrainLimitIsSolvedWithinIt) {
   const Case c(tilted_sheet_through_flat_one());
-  Positions apart = c.input;
-  for (Vec3& x : apart) {
+  Positions shrunk = c.input;
+  for (Vec3& x : shrunk) {
     x.x() *= 0.85;
     x.y() *= 0.85;
   }
-  const std::vector<Positions> frames{c.input, apart};
+  const std::vector<Positions> frames{c.input, shrunk};
   // Also without relaxation: the limit is the solver's, not something relaxation may reach.
   for (const int relax_iterations : {30, 0}) {
     UntangleOptions options = default_options();
@@ -654,10 +661,9 @@ TEST(UntangleSequence, ACleanCarriedStartBeyondTheStrainLimitIsSolvedWithinIt) {
     std::vector<Positions> output;
     const SequenceReport report = untangle_sequence(c.mesh, frames, options, false, output);
     ASSERT_EQ(output.size(), 2u);
-    Positions carried_start = apart;
-    for (std::size_t v = 0; v < apart.size(); ++v) carried_start[v] += output[0][v] - c.input[v];
+    const Positions carried_start = carried_onto(shrunk, c.input, output[0]);
     ASSERT_EQ(brute_force_pairs(c.mesh, carried_start), 0u);
-    ASSERT_GT(strain_against(c.mesh, apart, carried_start), 2 * options.strain_limit);
+    ASSERT_GT(strain_against(c.mesh, shrunk, carried_start), 2 * options.strain_limit);
     for (std::size_t f = 0; f < 2; ++f) {
       const std::string label =
           "relax " + std::to_string(relax_iterations) + ", frame " + std::to_string(f);
