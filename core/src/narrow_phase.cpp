@@ -44,7 +44,7 @@ struct PairRecord {
 };
 
 struct Block {
-  std::vector<std::array<Index, 2>> candidates;  // triangle pairs for the exact tests
+  std::size_t candidate_count = 0;  // triangle pairs the exact tests ran on
   std::vector<PairRecord> pairs;
   std::vector<RawHit> hits;
   std::vector<std::uint64_t> dropped;
@@ -105,14 +105,13 @@ void test_triangle_pair(const ClothMesh& mesh, const std::vector<TriangleFrame>&
                                   const std::vector<LeafBoxes>& boxes,
                                   const std::vector<TriangleFrame>& frames,
                                   const std::vector<LeafPair>& leaf_pairs, std::size_t bi,
-                                  Block& block) {
+                                  std::vector<std::array<Index, 2>>& candidates, Block& block) {
   block.pairs.clear();
   block.hits.clear();
   block.dropped.clear();
-  block.candidates.clear();
-  // Room for the most a block can hold (four triangle pairs per leaf pair) and, for the exact
-  // tests' outputs, what dense tangles need: a first frame then grows no list step by step.
-  block.candidates.reserve(4 * kBlockSize);
+  // The triangle pairs live only until the block's tests are done: one list per thread (not
+  // per block) holds them, so a first frame touches no memory for them block after block.
+  candidates.clear();
   // The cheap tests over the whole block first, then the exact ones: two tight loops instead
   // of one that mixes them (and reloads the mesh's arrays after every stored hit).
   const Leaf* leaves = mesh.leaves.data();
@@ -132,13 +131,16 @@ void test_triangle_pair(const ClothMesh& mesh, const std::vector<TriangleFrame>&
       const Index tb = leaves[b][bit & 1];
       // Triangles that share a vertex have it in both boxes: the cheaper box test first.
       if (!neighbours || !share_vertex(triangles[ta], triangles[tb])) {
-        block.candidates.push_back({ta, tb});
+        candidates.push_back({ta, tb});
       }
     }
   }
-  block.hits.reserve(block.candidates.size() / 2);
-  block.pairs.reserve(block.candidates.size() / 4);
-  for (const auto& [ta, tb] : block.candidates) test_triangle_pair(mesh, frames, ta, tb, block);
+  block.candidate_count = candidates.size();
+  // For the exact tests' outputs, what dense tangles need: a first frame then grows no list
+  // step by step.
+  block.hits.reserve(candidates.size() / 2);
+  block.pairs.reserve(candidates.size() / 4);
+  for (const auto& [ta, tb] : candidates) test_triangle_pair(mesh, frames, ta, tb, block);
 }
 
 struct HitRef {
@@ -227,9 +229,17 @@ void find_intersections(const ClothMesh& mesh, const Bvh& bvh, const Positions& 
   std::vector<Block>& blocks = storage.blocks;
   if (blocks.size() < block_count) blocks.resize(block_count);
   ParallelErrors errors;
-#pragma omp parallel for schedule(dynamic, 1)
-  for (std::size_t bi = 0; bi < block_count; ++bi) {
-    errors.run([&] { test_block(mesh, bvh, boxes, frames, leaf_pairs, bi, blocks[bi]); });
+#pragma omp parallel
+  {
+    std::vector<std::array<Index, 2>> triangle_pairs;
+    // Room for the most a block can hold: four triangle pairs per leaf pair.
+    errors.run([&] { triangle_pairs.reserve(4 * kBlockSize); });
+#pragma omp for schedule(dynamic, 1)
+    for (std::size_t bi = 0; bi < block_count; ++bi) {
+      errors.run([&] {
+        test_block(mesh, bvh, boxes, frames, leaf_pairs, bi, triangle_pairs, blocks[bi]);
+      });
+    }
   }
   errors.rethrow();
 
@@ -246,7 +256,7 @@ void find_intersections(const ClothMesh& mesh, const Bvh& bvh, const Positions& 
     pair_offset[bi + 1] = pair_offset[bi] + static_cast<std::uint32_t>(blocks[bi].pairs.size());
     dropped_offset[bi + 1] =
         dropped_offset[bi] + static_cast<std::uint32_t>(blocks[bi].dropped.size());
-    out.candidate_pairs += blocks[bi].candidates.size();
+    out.candidate_pairs += blocks[bi].candidate_count;
   }
   std::vector<HitRef>& refs = storage.refs;
   std::vector<PairRecord>& records = storage.records;
