@@ -78,8 +78,8 @@ void edges_against(const ClothMesh& mesh, Index owner_index, const TriangleFrame
   }
 }
 
-void test_triangle_pair(const ClothMesh& mesh, const std::vector<TriangleFrame>& frames, Index ta,
-                        Index tb, Block& block) {
+void test_triangle_pair(const ClothMesh& mesh, const TriangleFrames& frames, Index ta, Index tb,
+                        Block& block) {
   const TriangleFrame& fa = frames[ta];
   const TriangleFrame& fb = frames[tb];
   if (ball_on_one_side(fb, fa) || ball_on_one_side(fa, fb)) return;
@@ -101,9 +101,8 @@ void test_triangle_pair(const ClothMesh& mesh, const std::vector<TriangleFrame>&
 // The candidate triangle pairs of leaf pairs [bi kBlockSize, (bi + 1) kBlockSize) and their
 // exact tests, into `block`. Out of line: inlined into the caller's error-catching lambda, its
 // loops came out 2 % slower (GCC 12).
-[[gnu::noinline]] void test_block(const ClothMesh& mesh, const Bvh& bvh,
-                                  const std::vector<LeafBoxes>& boxes,
-                                  const std::vector<TriangleFrame>& frames,
+[[gnu::noinline]] void test_block(const ClothMesh& mesh, const Bvh& bvh, const LeafBoxList& boxes,
+                                  const TriangleFrames& frames,
                                   const std::vector<LeafPair>& leaf_pairs, std::size_t bi,
                                   std::vector<std::array<Index, 2>>& candidates, Block& block) {
   block.pairs.clear();
@@ -153,9 +152,9 @@ struct HitRef {
 struct NarrowPhaseBuffers::Storage {
   Candidates candidates;
   CandidateBuffers candidate_buffers;
-  std::vector<LeafBoxes> boxes;           // per leaf
+  LeafBoxList boxes;                      // per leaf
   std::vector<std::uint8_t> used_leaves;  // per leaf: in a candidate pair
-  std::vector<TriangleFrame> frames;
+  TriangleFrames frames;
   std::vector<Block> blocks;  // cleared, not freed, between calls
   // The gather's lists: every entry up to their size is written each call.
   std::vector<std::uint32_t> hit_offset, pair_offset, dropped_offset;
@@ -204,8 +203,8 @@ void find_intersections(const ClothMesh& mesh, const Bvh& bvh, const Positions& 
 
   // Every box and the frame of every detectable triangle are written below: a resize to the
   // same size touches nothing.
-  std::vector<LeafBoxes>& boxes = storage.boxes;
-  std::vector<TriangleFrame>& frames = storage.frames;
+  LeafBoxList& boxes = storage.boxes;
+  TriangleFrames& frames = storage.frames;
   boxes.resize(mesh.leaves.size());
   frames.resize(mesh.triangles.size());
   const auto leaf_count = static_cast<std::ptrdiff_t>(mesh.leaves.size());
