@@ -351,7 +351,16 @@ void ClothMesh::build_vertex_adjacency() {
 #pragma omp section
     errors.run([&] { build_face_adjacency(*this); });
   }
-  errors.rethrow();
+  try {
+    errors.rethrow();
+  } catch (...) {
+    // All four or none: a half-built set would pass has_vertex_adjacency() next time.
+    vertex_neighbors = Adjacency();
+    vertex_ring = Adjacency();
+    vertex_triangles = Adjacency();
+    vertex_edges = Adjacency();
+    throw;
+  }
 }
 
 void ClothMesh::set_rest_positions(const Positions& positions) {
