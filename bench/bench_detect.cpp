@@ -201,7 +201,7 @@ int time_obj(const char* path, int repeat, int threads) {
   if (threads > 0) omp_set_num_threads(threads);
   const ObjPieces pieces = split_pieces(read_obj(path));
   const double t0 = omp_get_wtime();
-  const ClothMesh mesh = ClothMesh::build(pieces.meshes);
+  const ClothMesh mesh = ClothMesh::build(pieces.meshes, MeshParts::kDetection);  // as ut_detect
   Positions x;
   for (const PolygonMesh& piece : pieces.meshes) {
     x.insert(x.end(), piece.positions.begin(), piece.positions.end());

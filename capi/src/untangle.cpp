@@ -82,7 +82,9 @@ UT_API UtStatus ut_detect(const UtScene* scene, const UtSettings* settings, UtFr
     untangle::ThreadScope threads(options.threads, vertices);
 
     const auto build_start = Clock::now();
-    const untangle::ClothMesh mesh = untangle::ClothMesh::build(source.pieces);
+    // Detection reads no vertex rows: they are left out (MeshParts::kDetection).
+    const untangle::ClothMesh mesh =
+        untangle::ClothMesh::build(source.pieces, untangle::MeshParts::kDetection);
     const untangle::Positions positions = untangle::capi::concatenated_positions(source.pieces);
     untangle::Detection detection(mesh, positions);
     const double build_ms = ms_since(build_start);

@@ -35,6 +35,27 @@ void Bvh::refit_leaf(BvhNode& node, const Positions& positions, double inflation
   }
 }
 
+void Bvh::refit_node(Index n, const Positions& positions, double inflation) {
+  BvhNode& node = nodes_[n];
+  Kdop18f& packed = traversal_nodes_[n].volume;
+  if (node.is_leaf()) {
+    refit_leaf(node, positions, inflation);
+    packed = Kdop18f(node.volume);
+  } else {
+    node.volume.merge(nodes_[node.left].volume, nodes_[node.right].volume);
+    // A cone of 90 degrees or more only says "not cullable", and so does every cone that
+    // contains it: such parents get any() without the work of a merge.
+    const NormalCone& a = nodes_[node.left].cone;
+    const NormalCone& b = nodes_[node.right].cone;
+    node.cone = a.narrower_than_right_angle() && b.narrower_than_right_angle()
+                    ? NormalCone::merge(a, b)
+                    : NormalCone::any();
+    packed.merge(traversal_nodes_[node.left].volume, traversal_nodes_[node.right].volume);
+  }
+  traversal_nodes_[n].size = (packed.max[0] - packed.min[0]) + (packed.max[1] - packed.min[1]) +
+                             (packed.max[2] - packed.min[2]);
+}
+
 void Bvh::refit(const Positions& positions, double inflation) {
   check_positions(*mesh_, positions);
   if (!(inflation >= 0) || !std::isfinite(inflation)) {
@@ -42,26 +63,17 @@ void Bvh::refit(const Positions& positions, double inflation) {
                                 std::to_string(inflation));
   }
   inflation_ = inflation;
-  auto refit_node = [&](Index n) {
-    BvhNode& node = nodes_[n];
-    Kdop18f& packed = traversal_nodes_[n].volume;
-    if (node.is_leaf()) {
-      refit_leaf(node, positions, inflation);
-      packed = Kdop18f(node.volume);
-    } else {
-      node.volume.merge(nodes_[node.left].volume, nodes_[node.right].volume);
-      // A cone of 90 degrees or more only says "not cullable", and so does every cone that
-      // contains it: such parents get any() without the work of a merge.
-      const NormalCone& a = nodes_[node.left].cone;
-      const NormalCone& b = nodes_[node.right].cone;
-      node.cone = a.narrower_than_right_angle() && b.narrower_than_right_angle()
-                      ? NormalCone::merge(a, b)
-                      : NormalCone::any();
-      packed.merge(traversal_nodes_[node.left].volume, traversal_nodes_[node.right].volume);
+#pragma omp parallel for schedule(dynamic, 1)
+  for (std::size_t i = 0; i < subtree_roots_.size(); ++i) {
+    for (Index n = subtree_end_[subtree_roots_[i]]; n-- > subtree_roots_[i];) {
+      refit_node(n, positions, inflation);
     }
-    traversal_nodes_[n].size = (packed.max[0] - packed.min[0]) + (packed.max[1] - packed.min[1]) +
-                               (packed.max[2] - packed.min[2]);
-  };
+  }
+  for (std::size_t i = top_nodes_.size(); i-- > 0;) refit_node(top_nodes_[i], positions, inflation);
+  update_culling(positions);
+}
+
+void Bvh::update_culling(const Positions& positions) {
   // Top-down, so a region inside a cullable one inherits the flag without its own border test
   // (a part of a surface that does not intersect itself does not either).
   auto cull_node = [&](Index n, BorderScratch& scratch) {
@@ -75,11 +87,6 @@ void Bvh::refit(const Positions& positions, double inflation) {
                       border_is_simple_in_projection(n, positions, scratch);
     }
   };
-#pragma omp parallel for schedule(dynamic, 1)
-  for (std::size_t i = 0; i < subtree_roots_.size(); ++i) {
-    for (Index n = subtree_end_[subtree_roots_[i]]; n-- > subtree_roots_[i];) refit_node(n);
-  }
-  for (std::size_t i = top_nodes_.size(); i-- > 0;) refit_node(top_nodes_[i]);
   BorderScratch scratch;  // reused across the nodes of one thread's loop
   for (Index n : top_nodes_) cull_node(n, scratch);
   ParallelErrors errors;  // the border tests grow their scratch lists

@@ -251,9 +251,10 @@ void build_edge_adjacency(ClothMesh& mesh) {
   mesh.vertex_edges = make_adjacency(n, pairs);
 }
 
-// The vertex rows that follow from the faces alone: incident triangles and polygon rings.
-void build_face_adjacency(ClothMesh& mesh, const std::vector<Index>& polygon_corners,
-                          const std::vector<Index>& polygon_corner_begin) {
+// The vertex rows that follow from the faces alone: incident triangles and polygon rings. A
+// polygon's corners are read back from its fan (corner 0, i, i + 1): corner 0 and 1 of its first
+// triangle, then corner 2 of each.
+void build_face_adjacency(ClothMesh& mesh) {
   const std::size_t n = mesh.vertex_count();
   std::vector<std::pair<Index, Index>> pairs;
   pairs.reserve(mesh.triangle_count() * 3);
@@ -263,10 +264,14 @@ void build_face_adjacency(ClothMesh& mesh, const std::vector<Index>& polygon_cor
   mesh.vertex_triangles = make_adjacency(n, pairs);
 
   pairs.clear();
-  for (std::size_t f = 0; f + 1 < polygon_corner_begin.size(); ++f) {
-    for (Index i = polygon_corner_begin[f]; i < polygon_corner_begin[f + 1]; ++i) {
-      for (Index j = polygon_corner_begin[f]; j < polygon_corner_begin[f + 1]; ++j) {
-        if (i != j) pairs.push_back({polygon_corners[i], polygon_corners[j]});
+  std::vector<Index> corners;
+  for (std::size_t f = 0; f < mesh.polygon_count(); ++f) {
+    const Index begin = mesh.polygon_triangle_begin[f], end = mesh.polygon_triangle_begin[f + 1];
+    corners.assign({mesh.triangles[begin][0], mesh.triangles[begin][1]});
+    for (Index t = begin; t < end; ++t) corners.push_back(mesh.triangles[t][2]);
+    for (std::size_t i = 0; i < corners.size(); ++i) {
+      for (std::size_t j = 0; j < corners.size(); ++j) {
+        if (i != j) pairs.push_back({corners[i], corners[j]});
       }
     }
   }
@@ -275,7 +280,7 @@ void build_face_adjacency(ClothMesh& mesh, const std::vector<Index>& polygon_cor
 
 }  // namespace
 
-ClothMesh ClothMesh::build(std::span<const PolygonMesh> pieces) {
+ClothMesh ClothMesh::build(std::span<const PolygonMesh> pieces, MeshParts parts) {
   if (pieces.empty()) throw MeshError("no mesh was given");
   std::size_t total_vertices = 0;
   for (std::size_t p = 0; p < pieces.size(); ++p) {
@@ -289,8 +294,6 @@ ClothMesh ClothMesh::build(std::span<const PolygonMesh> pieces) {
   mesh.piece_vertex_begin.push_back(0);
   mesh.piece_triangle_begin.push_back(0);
   mesh.polygon_triangle_begin.push_back(0);
-  std::vector<Index> polygon_corners;  // global vertex indices of every polygon's corners
-  std::vector<Index> polygon_corner_begin{0};
   for (std::size_t p = 0; p < pieces.size(); ++p) {
     const PolygonMesh& piece = pieces[p];
     const Index offset = static_cast<Index>(mesh.rest_positions.size());
@@ -302,8 +305,6 @@ ClothMesh ClothMesh::build(std::span<const PolygonMesh> pieces) {
     for (Index size : piece.face_sizes) {
       const Index* corner = piece.face_indices.data() + first;
       const Index polygon = static_cast<Index>(mesh.polygon_triangle_begin.size() - 1);
-      for (Index i = 0; i < size; ++i) polygon_corners.push_back(offset + corner[i]);
-      polygon_corner_begin.push_back(static_cast<Index>(polygon_corners.size()));
       // A fan from corner 0: exact for quads and convex n-gons, the faces Blender users model.
       for (Index i = 1; i + 1 < size; ++i) {
         mesh.triangles.push_back({offset + corner[0], offset + corner[i], offset + corner[i + 1]});
@@ -319,6 +320,7 @@ ClothMesh ClothMesh::build(std::span<const PolygonMesh> pieces) {
 
   // Two independent halves, side by side: what follows from the edges, and what from the faces
   // alone. They write disjoint members of the mesh.
+  const bool all = parts == MeshParts::kAll;
   ParallelErrors errors;
 #pragma omp parallel sections
   {
@@ -326,17 +328,39 @@ ClothMesh ClothMesh::build(std::span<const PolygonMesh> pieces) {
     errors.run([&] {
       build_edges(mesh);
       build_leaves(mesh);
-      build_edge_adjacency(mesh);
+      if (all) build_edge_adjacency(mesh);
     });
 #pragma omp section
     errors.run([&] {
       mark_duplicates(mesh);
-      build_face_adjacency(mesh, polygon_corners, polygon_corner_begin);
+      if (all) build_face_adjacency(mesh);
     });
   }
   errors.rethrow();
   mesh.set_rest_positions(mesh.rest_positions);
   return mesh;
+}
+
+void ClothMesh::build_vertex_adjacency() {
+  if (has_vertex_adjacency()) return;
+  ParallelErrors errors;
+#pragma omp parallel sections
+  {
+#pragma omp section
+    errors.run([&] { build_edge_adjacency(*this); });
+#pragma omp section
+    errors.run([&] { build_face_adjacency(*this); });
+  }
+  try {
+    errors.rethrow();
+  } catch (...) {
+    // All four or none: a half-built set would pass has_vertex_adjacency() next time.
+    vertex_neighbors = Adjacency();
+    vertex_ring = Adjacency();
+    vertex_triangles = Adjacency();
+    vertex_edges = Adjacency();
+    throw;
+  }
 }
 
 void ClothMesh::set_rest_positions(const Positions& positions) {

@@ -44,7 +44,7 @@ struct PairRecord {
 };
 
 struct Block {
-  std::vector<std::array<Index, 2>> candidates;  // triangle pairs for the exact tests
+  std::size_t candidate_count = 0;  // triangle pairs the exact tests ran on
   std::vector<PairRecord> pairs;
   std::vector<RawHit> hits;
   std::vector<std::uint64_t> dropped;
@@ -78,8 +78,8 @@ void edges_against(const ClothMesh& mesh, Index owner_index, const TriangleFrame
   }
 }
 
-void test_triangle_pair(const ClothMesh& mesh, const std::vector<TriangleFrame>& frames, Index ta,
-                        Index tb, Block& block) {
+void test_triangle_pair(const ClothMesh& mesh, const TriangleFrames& frames, Index ta, Index tb,
+                        Block& block) {
   const TriangleFrame& fa = frames[ta];
   const TriangleFrame& fb = frames[tb];
   if (ball_on_one_side(fb, fa) || ball_on_one_side(fa, fb)) return;
@@ -101,18 +101,16 @@ void test_triangle_pair(const ClothMesh& mesh, const std::vector<TriangleFrame>&
 // The candidate triangle pairs of leaf pairs [bi kBlockSize, (bi + 1) kBlockSize) and their
 // exact tests, into `block`. Out of line: inlined into the caller's error-catching lambda, its
 // loops came out 2 % slower (GCC 12).
-[[gnu::noinline]] void test_block(const ClothMesh& mesh, const Bvh& bvh,
-                                  const std::vector<LeafBoxes>& boxes,
-                                  const std::vector<TriangleFrame>& frames,
+[[gnu::noinline]] void test_block(const ClothMesh& mesh, const Bvh& bvh, const LeafBoxList& boxes,
+                                  const TriangleFrames& frames,
                                   const std::vector<LeafPair>& leaf_pairs, std::size_t bi,
-                                  Block& block) {
+                                  std::vector<std::array<Index, 2>>& candidates, Block& block) {
   block.pairs.clear();
   block.hits.clear();
   block.dropped.clear();
-  block.candidates.clear();
-  // Room for the most a block can hold (four triangle pairs per leaf pair) and, for the exact
-  // tests' outputs, what dense tangles need: a first frame then grows no list step by step.
-  block.candidates.reserve(4 * kBlockSize);
+  // The triangle pairs live only until the block's tests are done: one list per thread (not
+  // per block) holds them, so a first frame touches no memory for them block after block.
+  candidates.clear();
   // The cheap tests over the whole block first, then the exact ones: two tight loops instead
   // of one that mixes them (and reloads the mesh's arrays after every stored hit).
   const Leaf* leaves = mesh.leaves.data();
@@ -132,13 +130,16 @@ void test_triangle_pair(const ClothMesh& mesh, const std::vector<TriangleFrame>&
       const Index tb = leaves[b][bit & 1];
       // Triangles that share a vertex have it in both boxes: the cheaper box test first.
       if (!neighbours || !share_vertex(triangles[ta], triangles[tb])) {
-        block.candidates.push_back({ta, tb});
+        candidates.push_back({ta, tb});
       }
     }
   }
-  block.hits.reserve(block.candidates.size() / 2);
-  block.pairs.reserve(block.candidates.size() / 4);
-  for (const auto& [ta, tb] : block.candidates) test_triangle_pair(mesh, frames, ta, tb, block);
+  block.candidate_count = candidates.size();
+  // For the exact tests' outputs, what dense tangles need: a first frame then grows no list
+  // step by step.
+  block.hits.reserve(candidates.size() / 2);
+  block.pairs.reserve(candidates.size() / 4);
+  for (const auto& [ta, tb] : candidates) test_triangle_pair(mesh, frames, ta, tb, block);
 }
 
 struct HitRef {
@@ -151,9 +152,9 @@ struct HitRef {
 struct NarrowPhaseBuffers::Storage {
   Candidates candidates;
   CandidateBuffers candidate_buffers;
-  std::vector<LeafBoxes> boxes;           // per leaf
+  LeafBoxList boxes;                      // per leaf
   std::vector<std::uint8_t> used_leaves;  // per leaf: in a candidate pair
-  std::vector<TriangleFrame> frames;
+  TriangleFrames frames;
   std::vector<Block> blocks;  // cleared, not freed, between calls
   // The gather's lists: every entry up to their size is written each call.
   std::vector<std::uint32_t> hit_offset, pair_offset, dropped_offset;
@@ -202,8 +203,8 @@ void find_intersections(const ClothMesh& mesh, const Bvh& bvh, const Positions& 
 
   // Every box and the frame of every detectable triangle are written below: a resize to the
   // same size touches nothing.
-  std::vector<LeafBoxes>& boxes = storage.boxes;
-  std::vector<TriangleFrame>& frames = storage.frames;
+  LeafBoxList& boxes = storage.boxes;
+  TriangleFrames& frames = storage.frames;
   boxes.resize(mesh.leaves.size());
   frames.resize(mesh.triangles.size());
   const auto leaf_count = static_cast<std::ptrdiff_t>(mesh.leaves.size());
@@ -227,9 +228,17 @@ void find_intersections(const ClothMesh& mesh, const Bvh& bvh, const Positions& 
   std::vector<Block>& blocks = storage.blocks;
   if (blocks.size() < block_count) blocks.resize(block_count);
   ParallelErrors errors;
-#pragma omp parallel for schedule(dynamic, 1)
-  for (std::size_t bi = 0; bi < block_count; ++bi) {
-    errors.run([&] { test_block(mesh, bvh, boxes, frames, leaf_pairs, bi, blocks[bi]); });
+#pragma omp parallel
+  {
+    std::vector<std::array<Index, 2>> triangle_pairs;
+    // Room for the most a block can hold: four triangle pairs per leaf pair.
+    errors.run([&] { triangle_pairs.reserve(4 * kBlockSize); });
+#pragma omp for schedule(dynamic, 1)
+    for (std::size_t bi = 0; bi < block_count; ++bi) {
+      errors.run([&] {
+        test_block(mesh, bvh, boxes, frames, leaf_pairs, bi, triangle_pairs, blocks[bi]);
+      });
+    }
   }
   errors.rethrow();
 
@@ -246,7 +255,7 @@ void find_intersections(const ClothMesh& mesh, const Bvh& bvh, const Positions& 
     pair_offset[bi + 1] = pair_offset[bi] + static_cast<std::uint32_t>(blocks[bi].pairs.size());
     dropped_offset[bi + 1] =
         dropped_offset[bi] + static_cast<std::uint32_t>(blocks[bi].dropped.size());
-    out.candidate_pairs += blocks[bi].candidates.size();
+    out.candidate_pairs += blocks[bi].candidate_count;
   }
   std::vector<HitRef>& refs = storage.refs;
   std::vector<PairRecord>& records = storage.records;

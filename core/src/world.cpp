@@ -47,7 +47,10 @@ double seconds_since(double start) {
 
 }  // namespace
 
-World::World(const Scene& scene) : World(ClothMesh::build(scene.pieces), scene) {}
+// Detection's parts of the mesh only: a world that only detects (`untangle detect`, the viewport's
+// Show Intersections) never pays for the vertex rows; the first step or grab builds them.
+World::World(const Scene& scene)
+    : World(ClothMesh::build(scene.pieces, MeshParts::kDetection), scene) {}
 
 World::World(ClothMesh mesh, const Scene& scene)
     : mesh_(std::make_unique<ClothMesh>(std::move(mesh))), settings_(scene.settings) {
@@ -171,6 +174,7 @@ void World::detect() {
 
 void World::step() {
   ThreadScope threads(settings_.threads, mesh_->vertex_count());
+  mesh_->build_vertex_adjacency();  // the response, solver and velocities read the vertex rows
   const double frame_start = omp_get_wtime();
   const std::ptrdiff_t n = static_cast<std::ptrdiff_t>(positions_.size());
   const double dt = settings_.time_step;
@@ -327,6 +331,7 @@ bool World::grab_begin(const Vec3& origin, const Vec3& direction, double pick_ra
   if (!std::isfinite(pick_radius) || pick_radius < 0) {
     throw std::invalid_argument("pick_radius must be finite and >= 0");
   }
+  mesh_->build_vertex_adjacency();  // the grabbed particle's ring
   const Vec3 d = direction.normalized();
   Index best = kNoIndex;
   double best_t = 0;

@@ -2,6 +2,8 @@
 // error reported with a message that names the face and vertex at fault.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "untangle/mesh.hpp"
 
 namespace untangle {
@@ -199,6 +201,133 @@ TEST(ClothMesh, NonManifoldEdgesAreAcceptedAndCounted) {
   const ClothMesh mesh = build_one(fan);
   EXPECT_EQ(mesh.report.non_manifold_edges, 1u);
   EXPECT_EQ(mesh.triangle_count(), 3u);
+}
+
+// Two pieces of mixed polygons (quads, a pentagon, lone triangles): every kind of vertex row.
+std::vector<PolygonMesh> mixed_pieces() {
+  PolygonMesh a = flat_grid(5, 4);
+  // A pentagon and two lone triangles hung on the grid's last row (vertices 15-19).
+  const Index base = static_cast<Index>(a.positions.size());
+  for (int k = 0; k < 4; ++k) a.positions.push_back(Vec3(k, 4.0, 0.1 * k));
+  a.face_sizes.insert(a.face_sizes.end(), {5, 3, 3});
+  a.face_indices.insert(a.face_indices.end(),
+                        {15, 16, base + 1, base + 0, base + 3, 16, 17, base + 1, 17, 18, base + 2});
+  PolygonMesh b = flat_grid(3, 3);
+  for (Vec3& p : b.positions) p.z() = 5;
+  return {a, b};
+}
+
+// The vertex rows of the mesh's triangles and polygons, each found by scanning all of them.
+struct BruteRows {
+  std::vector<std::set<Index>> neighbors, ring, triangles, edges;
+};
+
+BruteRows brute_rows(const ClothMesh& mesh, const std::vector<PolygonMesh>& pieces) {
+  BruteRows rows;
+  const std::size_t n = mesh.vertex_count();
+  rows.neighbors.resize(n);
+  rows.ring.resize(n);
+  rows.triangles.resize(n);
+  rows.edges.resize(n);
+  for (Index t = 0; t < mesh.triangle_count(); ++t) {
+    for (int k = 0; k < 3; ++k) {
+      const Index u = mesh.triangles[t][k], v = mesh.triangles[t][(k + 1) % 3];
+      rows.triangles[u].insert(t);
+      rows.neighbors[u].insert(v);
+      rows.neighbors[v].insert(u);
+    }
+  }
+  for (Index e = 0; e < mesh.edges.size(); ++e) {
+    for (Index v : mesh.edges[e].vertices) rows.edges[v].insert(e);
+  }
+  Index offset = 0;
+  for (const PolygonMesh& piece : pieces) {
+    std::size_t first = 0;
+    for (Index size : piece.face_sizes) {
+      for (Index i = 0; i < size; ++i) {
+        for (Index j = 0; j < size; ++j) {
+          if (i != j) {
+            rows.ring[offset + piece.face_indices[first + i]].insert(offset +
+                                                                     piece.face_indices[first + j]);
+          }
+        }
+      }
+      first += size;
+    }
+    offset += static_cast<Index>(piece.positions.size());
+  }
+  return rows;
+}
+
+void expect_rows(const Adjacency& rows, const std::vector<std::set<Index>>& expected,
+                 const char* what) {
+  ASSERT_EQ(rows.offsets.size(), expected.size() + 1) << what;
+  for (Index v = 0; v < expected.size(); ++v) {
+    const auto row = rows[v];
+    EXPECT_EQ(std::vector<Index>(row.begin(), row.end()),
+              std::vector<Index>(expected[v].begin(), expected[v].end()))
+        << what << " of vertex " << v;
+  }
+}
+
+void expect_brute_rows(const ClothMesh& mesh, const BruteRows& expected) {
+  expect_rows(mesh.vertex_neighbors, expected.neighbors, "neighbours");
+  expect_rows(mesh.vertex_ring, expected.ring, "ring");
+  expect_rows(mesh.vertex_triangles, expected.triangles, "triangles");
+  expect_rows(mesh.vertex_edges, expected.edges, "edges");
+}
+
+// A detection-only build leaves the vertex rows out and keeps everything detection reads; the
+// rows built afterwards are those of a brute-force scan of the triangles and polygons, as are
+// a full build's.
+TEST(ClothMesh, DetectionBuildLeavesOutVertexRowsAndBuildsThemLater) {
+  const std::vector<PolygonMesh> pieces = mixed_pieces();
+  const ClothMesh full = ClothMesh::build(pieces);
+  ClothMesh detection = ClothMesh::build(pieces, MeshParts::kDetection);
+  EXPECT_TRUE(full.has_vertex_adjacency());
+  EXPECT_FALSE(detection.has_vertex_adjacency());
+  EXPECT_TRUE(detection.vertex_ring.items.empty());
+  // The triangles (a fan per polygon) and the edges from a scan of the input polygons.
+  std::set<std::array<Index, 2>> polygon_edges;
+  std::size_t triangle_count = 0;
+  Index offset = 0;
+  for (const PolygonMesh& piece : pieces) {
+    std::size_t first = 0;
+    for (Index size : piece.face_sizes) {
+      triangle_count += size - 2;
+      for (Index i = 1; i + 1 < size; ++i) {  // the fan's sides and diagonals
+        for (Index j : {Index{0}, i, i + 1}) {
+          for (Index k : {Index{0}, i, i + 1}) {
+            const Index u = offset + piece.face_indices[first + j];
+            const Index v = offset + piece.face_indices[first + k];
+            if (u < v) polygon_edges.insert({u, v});
+          }
+        }
+      }
+      first += size;
+    }
+    offset += static_cast<Index>(piece.positions.size());
+  }
+  EXPECT_EQ(detection.triangle_count(), triangle_count);
+  std::set<std::array<Index, 2>> edges;
+  for (const MeshEdge& e : detection.edges) edges.insert(e.vertices);
+  EXPECT_EQ(edges, polygon_edges);
+  EXPECT_EQ(detection.edges.size(), polygon_edges.size());
+  std::vector<int> in_leaves(detection.triangle_count(), 0);
+  for (const Leaf& leaf : detection.leaves) {
+    for (Index t : leaf) {
+      if (t != kNoIndex) ++in_leaves[t];
+    }
+  }
+  for (int count : in_leaves) EXPECT_EQ(count, 1);
+
+  const BruteRows expected = brute_rows(full, pieces);
+  expect_brute_rows(full, expected);
+  detection.build_vertex_adjacency();
+  EXPECT_TRUE(detection.has_vertex_adjacency());
+  expect_brute_rows(detection, expected);
+  detection.build_vertex_adjacency();  // a second call changes nothing
+  expect_brute_rows(detection, expected);
 }
 
 }  // namespace

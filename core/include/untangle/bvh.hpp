@@ -53,7 +53,9 @@ struct CandidateBuffers {
 class Bvh {
  public:
   // Builds the trees on `positions` (median split of leaf centroids along the longest of the
-  // 18-DOP axes), precomputes which nodes are disks, and refits with no inflation.
+  // 18-DOP axes, subtrees in parallel), each node's volume and cone as its subtree is finished
+  // (a refit with no inflation, in the same pass), then which nodes are disks and which are
+  // cullable.
   // Throws std::invalid_argument when positions do not match the mesh.
   Bvh(const ClothMesh& mesh, const Positions& positions);
 
@@ -81,12 +83,20 @@ class Bvh {
   const std::array<Index, 4>& leaf_corners(Index leaf) const { return leaf_corners_[leaf]; }
 
  private:
-  // Builds the subtree of leaf_ids[begin, end) into nodes_[index, index + 2 (end - begin) - 1).
+  using Centroid = std::array<double, Kdop18::kAxes>;
+  // Builds the subtree of leaf_ids[begin, end) into nodes_[index, index + 2 (end - begin) - 1),
+  // with its volumes and cones (refit_node) once its children are done.
   void build_node(Index index, std::vector<Index>& leaf_ids, std::size_t begin, std::size_t end,
-                  Index parent, Index piece,
-                  const std::vector<std::array<double, Kdop18::kAxes>>& centroids);
+                  Index parent, Index piece, const Centroid* centroids, const Positions& positions);
+  // top_nodes_ and subtree_roots_ below node n at depth `depth`, in pre-order.
+  void collect_split(Index n, std::size_t depth);
   void find_disks();
   void refit_leaf(BvhNode& node, const Positions& positions, double inflation) const;
+  // Node n's volume, cone and packed volume: a leaf's from the positions, an inner node's from
+  // its children's.
+  void refit_node(Index n, const Positions& positions, double inflation);
+  // The culling flag of every node, top-down (the volumes and cones are current).
+  void update_culling(const Positions& positions);
   struct SweepKey;       // a border segment's u range (bvh.cpp)
   struct BorderScratch;  // the projected loop (bvh.cpp)
   bool border_is_simple_in_projection(Index node, const Positions& positions,

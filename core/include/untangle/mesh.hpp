@@ -64,6 +64,12 @@ struct Adjacency {
   }
 };
 
+// What ClothMesh::build makes. Detection (the BVH, the narrow phase, the contours) reads the
+// triangles, edges, leaves and pieces only; the per-vertex rows (neighbours, rings, incident
+// triangles and edges) serve the solver, the responses and the untangler, and cost as much
+// again to build: a one-shot detection (ut_detect, the first frame of a world) leaves them out.
+enum class MeshParts { kAll, kDetection };
+
 struct MeshReport {
   std::size_t degenerate_triangles = 0;  // zero area: kept out of detection
   std::size_t duplicate_triangles = 0;   // same three vertices as an earlier one: kept out too
@@ -75,7 +81,12 @@ class ClothMesh {
   // Builds and validates. Vertices of piece p follow those of pieces 0..p-1 in global order.
   // Throws MeshError on: no piece, a piece without vertices or faces, a face with fewer than
   // 3 corners or a repeated corner, an index out of range, a non-finite coordinate.
-  static ClothMesh build(std::span<const PolygonMesh> pieces);
+  static ClothMesh build(std::span<const PolygonMesh> pieces, MeshParts parts = MeshParts::kAll);
+
+  // The per-vertex rows a kDetection build leaves out (vertex_neighbors, vertex_ring,
+  // vertex_triangles, vertex_edges), the same as a kAll build makes; nothing when they exist.
+  void build_vertex_adjacency();
+  bool has_vertex_adjacency() const { return !vertex_neighbors.offsets.empty(); }
 
   // Replaces the rest shape (a cache frame that is its own reference): rest positions, edge
   // lengths and which triangles are degenerate follow it; the topology stays. Throws MeshError
@@ -109,6 +120,7 @@ class ClothMesh {
   std::vector<Index> piece_vertex_begin;    // vertices of piece p: [begin[p], begin[p+1])
   std::vector<Index> piece_triangle_begin;  // triangles of piece p: [begin[p], begin[p+1])
 
+  // Empty after a kDetection build until build_vertex_adjacency().
   Adjacency vertex_neighbors;  // vertices sharing an edge
   Adjacency vertex_ring;       // vertices sharing a polygon (the 8 neighbours on a quad grid)
   Adjacency vertex_triangles;  // triangles using the vertex

@@ -42,7 +42,9 @@ class World {
   // Throws MeshError for a bad mesh, std::invalid_argument for bad settings or array sizes.
   explicit World(const Scene& scene);
   // The same on a mesh built already (scene.pieces is not read): the untangler solves many
-  // frames of one mesh that its caller has built and validated once.
+  // frames of one mesh that its caller has built and validated once. A mesh built for detection
+  // only (MeshParts::kDetection, as the first constructor builds it) gets its vertex rows at the
+  // first step or grab.
   World(ClothMesh mesh, const Scene& scene);
   ~World();
   World(World&&) noexcept;

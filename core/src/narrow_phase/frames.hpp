@@ -6,6 +6,9 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <memory>
+#include <new>
+#include <utility>
 #include <vector>
 
 #include "untangle/kdop.hpp"
@@ -30,6 +33,28 @@ constexpr double kBallMargin = 1e-7;
 // and rounded outwards to floats. A missing or undetectable triangle has an empty box (low the
 // largest float, high the lowest), which overlaps nothing. Most candidate pairs end at this
 // test, which runs the four triangle pairs of a leaf pair at once.
+// Constructs without arguments by default-initialisation (no zeroing): a per-leaf or
+// per-triangle list that a parallel loop fills is then first touched by that loop, once, and not
+// by a serial memset before it. Entries the loop skips are never read.
+template <class T>
+struct DefaultInitAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = DefaultInitAllocator<U>;
+  };
+  DefaultInitAllocator() noexcept = default;
+  template <class U>
+  DefaultInitAllocator(const DefaultInitAllocator<U>&) noexcept {}
+  template <class U>
+  void construct(U* p) {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+
 struct alignas(16) LeafBoxes {
   std::array<std::array<float, 4>, 3> axis;
 };
@@ -47,6 +72,9 @@ struct TriangleFrame {
   Vec3 normal;            // (b - a) x (c - a), unnormalised
   double side_tolerance;  // kSeparationTolerance^2 |normal|^2, the margin of the side test
 };
+
+using LeafBoxList = std::vector<LeafBoxes, DefaultInitAllocator<LeafBoxes>>;
+using TriangleFrames = std::vector<TriangleFrame, DefaultInitAllocator<TriangleFrame>>;
 
 // Fills f and lane `lane` of the leaf's boxes for triangle t.
 inline void triangle_frame(const ClothMesh& mesh, const Positions& x, Index t, int lane,
@@ -72,7 +100,7 @@ inline void triangle_frame(const ClothMesh& mesh, const Positions& x, Index t, i
 }
 
 inline void leaf_frames(const ClothMesh& mesh, const Positions& x, Index l, LeafBoxes& boxes,
-                        std::vector<TriangleFrame>& frames) {
+                        TriangleFrames& frames) {
   for (int lane = 0; lane < 2; ++lane) {
     const Index t = mesh.leaves[l][lane];
     if (t != kNoIndex && mesh.triangle_detectable[t]) {
