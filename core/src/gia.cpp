@@ -261,28 +261,28 @@ void contour_regions(const ClothMesh& mesh, const Positions& x, const Intersecti
     pinch = {pinch_at_end(mesh, intersections, contour, false),
              pinch_at_end(mesh, intersections, contour, true)};
   }
+  // The curve goes on to a pinch vertex at its end, so the vertex is part of the cut: no part
+  // grows through it (a path from a pinch at the border to the border cuts a flap off).
+  auto block_pinches = [&](std::uint8_t blocked) {
+    for (Index p : pinch) {
+      if (p != kNoIndex) s.blocked[p] = blocked;
+    }
+  };
+  block_pinches(1);
   if (pinch[0] == kNoIndex || pinch[1] == kNoIndex) {
-    // A path with one end at a pinch: the curve goes on to the pinch vertex, so the vertex is
-    // part of the cut (a path from a pinch at the border to the border cuts a flap off).
     for (int side = 0; side < 2; ++side) {
       collect_cuts(intersections, contour, 1u << side, s);
-      for (Index p : pinch) {
-        if (p != kNoIndex) s.blocked[p] = 1;
-      }
       flood_region(mesh, options, s, out.vertices[side]);
-      for (Index p : pinch) {
-        if (p != kNoIndex) s.blocked[p] = 0;
-      }
       way_back(mesh, x, intersections, s, side, out.vertices[side], out.back_through[side],
                out.depth[side]);
     }
+    block_pinches(0);
     return;
   }
   collect_cuts(intersections, contour, 3u, s);
-  for (Index p : pinch) s.blocked[p] = 1;
   std::vector<Index> region;
   flood_region(mesh, options, s, region);
-  for (Index p : pinch) s.blocked[p] = 0;
+  block_pinches(0);
   // Split: both sides' cut edges seed their ends inside the region, in order; each vertex takes
   // the side that reaches it first.
   const std::uint32_t stamp = s.stamp;
