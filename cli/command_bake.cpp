@@ -51,7 +51,8 @@ int run_bake(CommandArgs args) {
       .epilog(
           "JSON keys: frames, pairs_in, pairs_out (one value per frame), iterations (all\n"
           "frames), max_edge_strain (over all frames, against each input frame),\n"
-          "seconds_per_frame, seconds.\n"
+          "seconds_per_frame, seconds,\n"
+          "stage_seconds (detection, analysis, response, solver, proximity; summed over frames).\n"
           "On Ctrl-C the frames finished so far are written (a valid, shorter cache).");
   if (!parser.parse(args)) {
     std::cout << parser.help();
@@ -124,11 +125,18 @@ int run_bake(CommandArgs args) {
   std::vector<std::uint64_t> pairs_out;
   std::uint64_t iterations = 0;
   double max_strain = 0;
+  UtUntangleReport stages{};  // the stage times summed over the frames
   for (std::size_t f = 0; f < frames_done; ++f) {
-    pairs_in.push_back(reports[f].pairs_before);
-    pairs_out.push_back(reports[f].pairs_after);
-    iterations += static_cast<std::uint64_t>(std::max(reports[f].iterations, 0));
-    max_strain = std::max(max_strain, reports[f].max_edge_strain);
+    const UtUntangleReport& r = reports[f];
+    pairs_in.push_back(r.pairs_before);
+    pairs_out.push_back(r.pairs_after);
+    iterations += static_cast<std::uint64_t>(std::max(r.iterations, 0));
+    max_strain = std::max(max_strain, r.max_edge_strain);
+    stages.seconds_detection += r.seconds_detection;
+    stages.seconds_analysis += r.seconds_analysis;
+    stages.seconds_response += r.seconds_response;
+    stages.seconds_solver += r.seconds_solver;
+    stages.seconds_proximity += r.seconds_proximity;
   }
   const double seconds_per_frame =
       frames_done == 0 ? 0 : seconds / static_cast<double>(frames_done);
@@ -143,6 +151,14 @@ int run_bake(CommandArgs args) {
         .field("max_edge_strain", max_strain)
         .field("seconds_per_frame", seconds_per_frame)
         .field("seconds", seconds)
+        .key("stage_seconds")
+        .begin_object()
+        .field("detection", stages.seconds_detection)
+        .field("analysis", stages.seconds_analysis)
+        .field("response", stages.seconds_response)
+        .field("solver", stages.seconds_solver)
+        .field("proximity", stages.seconds_proximity)
+        .end_object()
         .end_object();
   } else {
     // On a terminal only the frames that are still tangled; in a log every frame.
@@ -151,10 +167,10 @@ int run_bake(CommandArgs args) {
     for (std::size_t f = 0; f < frames_done; ++f) {
       if (pairs_out[f] > 0) ++tangled;
       if (every || pairs_out[f] > 0) {
-        std::printf("frame %5zu  pairs %5llu -> %llu  %4d iterations  strain %.2f %%\n", f,
+        std::printf("frame %5zu  pairs %5llu -> %llu  %4d iterations  strain %.2f %%  %.2f s\n", f,
                     static_cast<unsigned long long>(pairs_in[f]),
                     static_cast<unsigned long long>(pairs_out[f]), reports[f].iterations,
-                    100 * reports[f].max_edge_strain);
+                    100 * reports[f].max_edge_strain, reports[f].seconds);
       }
     }
     const auto max_of = [](const std::vector<std::uint64_t>& v) {
@@ -168,6 +184,15 @@ int run_bake(CommandArgs args) {
         "max edge strain against the input %.2f %%, %llu iterations, %.3f s per frame, "
         "%.2f s\n",
         100 * max_strain, static_cast<unsigned long long>(iterations), seconds_per_frame, seconds);
+    if (iterations > 0) {
+      const double per = 1000.0 / static_cast<double>(iterations);
+      std::printf(
+          "ms per iteration: detection %.2f, analysis %.2f, response %.2f, solver %.2f "
+          "(proximity %.2f)\n",
+          per * stages.seconds_detection, per * stages.seconds_analysis,
+          per * stages.seconds_response, per * stages.seconds_solver,
+          per * stages.seconds_proximity);
+    }
     std::printf("wrote %s\n", out_path.c_str());
   }
   if (cancelled) {

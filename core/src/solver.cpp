@@ -33,6 +33,11 @@ constexpr int kLimitSweeps = 3;
 // than kLimitTolerance beyond the limit.
 constexpr int kFinalLimitSweeps = 1000;
 constexpr double kLimitTolerance = 1e-4;
+// The final sweeps are over-relaxed (SOR, omega = 1 + kFinalLimitOverRelaxation): plain
+// Gauss-Seidel fixes a stretch spread over a long run of edges only a few edges per sweep and
+// took ~200 sweeps per frame on the Blender tangles. A state within the limit is a fixed point
+// of both, and the over-relaxed move stays within [low, high], so the result keeps the limit.
+constexpr double kFinalLimitOverRelaxation = 0.5;
 constexpr double kStretchRelaxation = 1.0;
 // The part of a flattened quad's bend removed per iteration (Solver::flatten_quads): 0.1 to 0.4
 // took a third fewer untangling frames on the Blender sphere tangles than none, 0.2 the fewest;
@@ -63,8 +68,10 @@ inline void project_distance(Positions& x, const std::vector<double>& w, Index a
 
 // Strain limiting: moves a and b apart or together (by their inverse masses) until their
 // distance is within [low, high].
+// over: the part of an edge's excess it is moved past its bound, toward the middle of [low, high]
+// (successive over-relaxation; 0 = a plain projection onto the bound).
 inline void limit_distance(Positions& x, const std::vector<double>& w, Index a, Index b, double low,
-                           double high) {
+                           double high, double over) {
   const Vec3 d = x[b] - x[a];
   // Most edges are within their bounds after the first sweeps: no square root for those.
   const double squared = d.squaredNorm();
@@ -73,8 +80,9 @@ inline void limit_distance(Positions& x, const std::vector<double>& w, Index a, 
   if (weight <= 0) return;
   const double length = std::sqrt(squared);
   if (length < 1e-12) return;
-  const double target = std::clamp(length, low, high);
+  double target = std::clamp(length, low, high);
   if (target == length) return;
+  target = std::clamp(target + over * (target - length), low, high);
   const Vec3 n = d * ((length - target) / (length * weight));
   x[a] += w[a] * n;
   x[b] -= w[b] * n;
@@ -372,6 +380,7 @@ void Solver::solve(const SolverInput& input, Positions& x, SolverOutput& output)
   output.contact_normal.assign(x.size(), Vec3::Zero());
   output.proximity_pairs = 0;
   output.proximity_seconds = 0;
+  output.strain_limit_seconds = 0;
   std::fill(stretch_.lambda.begin(), stretch_.lambda.end(), 0.0);
   std::fill(bending_.lambda.begin(), bending_.lambda.end(), 0.0);
 
@@ -469,7 +478,7 @@ void Solver::solve(const SolverInput& input, Positions& x, SolverOutput& output)
         flatten_quads(input, x);
       }
       if (limit > 0) {
-        for (int sweep = 0; sweep < kLimitSweeps; ++sweep) limit_strain(w, limit, x);
+        for (int sweep = 0; sweep < kLimitSweeps; ++sweep) limit_strain(w, limit, x, 0);
       }
 
 #pragma omp for schedule(static)
@@ -500,6 +509,7 @@ void Solver::solve(const SolverInput& input, Positions& x, SolverOutput& output)
   // The iterations' sweeps leave some edges beyond the limit where pushes pile up: more sweeps
   // until none is (within a rounding margin), so the frame's result keeps the limit.
   if (limit > 0) {
+    const auto start = std::chrono::steady_clock::now();
     // An edge is beyond the limit by more than the tolerance when its length is outside
     // [low, high] times its rest length: compared squared, without a root or a division.
     const double low = std::max(1 - limit - kLimitTolerance, 0.0);
@@ -508,7 +518,7 @@ void Solver::solve(const SolverInput& input, Positions& x, SolverOutput& output)
       int beyond = 0;
 #pragma omp parallel if (parallel)
       {
-        limit_strain(w, limit, x);
+        limit_strain(w, limit, x, kFinalLimitOverRelaxation);
 #pragma omp for schedule(static) reduction(max : beyond)
         for (std::ptrdiff_t k = 0; k < static_cast<std::ptrdiff_t>(limited_.rest.size()); ++k) {
           const auto& [a, b] = limited_.particles[k];
@@ -521,12 +531,15 @@ void Solver::solve(const SolverInput& input, Positions& x, SolverOutput& output)
       }
       if (beyond == 0) break;
     }
+    output.strain_limit_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
 }
 
 // One Gauss-Seidel sweep of the strain limit over the polygon edges, colour by colour (called
 // from inside a thread team).
-void Solver::limit_strain(const std::vector<double>& w, double limit, Positions& x) const {
+void Solver::limit_strain(const std::vector<double>& w, double limit, Positions& x,
+                          double over) const {
   for (std::size_t colour = 0; colour < limited_.colour_count(); ++colour) {
     const std::ptrdiff_t begin = limited_.offsets[colour];
     const std::ptrdiff_t end = limited_.offsets[colour + 1];
@@ -534,7 +547,7 @@ void Solver::limit_strain(const std::vector<double>& w, double limit, Positions&
     for (std::ptrdiff_t k = begin; k < end; ++k) {
       const double rest = limited_.rest[k];
       limit_distance(x, w, limited_.particles[k][0], limited_.particles[k][1], (1 - limit) * rest,
-                     (1 + limit) * rest);
+                     (1 + limit) * rest, over);
     }
   }
 }

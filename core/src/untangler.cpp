@@ -271,6 +271,7 @@ UntangleReport solve(Splits& splits, const Positions& start, const Positions& re
     sum.response += t.response;
     sum.solver += t.solver;
     sum.proximity += t.proximity;
+    sum.strain_limit += t.strain_limit;
   });
   report.seconds = seconds_since(started);
   return report;

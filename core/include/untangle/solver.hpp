@@ -71,6 +71,7 @@ struct SolverOutput {
   std::vector<double> contact_depth;
   Positions contact_normal;
   double proximity_seconds = 0;
+  double strain_limit_seconds = 0;  // the final strain-limit sweeps after the iterations
 };
 
 // Coulomb friction on the velocity of a particle that was pushed out of a collider by `depth`
@@ -125,7 +126,7 @@ class Solver {
                                              const std::vector<std::uint8_t>& diagonal,
                                              std::size_t particle_count);
   void build_proximity(const SolverInput& input, const Positions& x);
-  void limit_strain(const std::vector<double>& w, double limit, Positions& x) const;
+  void limit_strain(const std::vector<double>& w, double limit, Positions& x, double over) const;
   static void flatten_quads(const SolverInput& input, Positions& x);
   // Runs its colours with orphaned `omp for`: called from inside the solve's thread team.
   void project_proximity(const SolverInput& input, Positions& x, SolverOutput& output) const;

@@ -67,11 +67,12 @@ struct UntangleOptions {
 // Wall time of each stage, summed over a solve's frames (relaxation included) and both splits:
 // what an iteration costs, and where.
 struct UntangleStageSeconds {
-  double detection = 0;  // BVH refit, narrow phase and contours
-  double analysis = 0;   // global intersection analysis
-  double response = 0;   // the method's response and the regions' pushes
-  double solver = 0;     // the solver's iterations: constraints, strain limit, proximity
-  double proximity = 0;  // the part of `solver` spent searching proximity pairs
+  double detection = 0;     // BVH refit, narrow phase and contours
+  double analysis = 0;      // global intersection analysis
+  double response = 0;      // the method's response and the regions' pushes
+  double solver = 0;        // the solver's iterations: constraints, strain limit, proximity
+  double proximity = 0;     // the part of `solver` spent searching proximity pairs
+  double strain_limit = 0;  // the part of `solver` in the final strain-limit sweeps
 };
 
 struct UntangleReport {

@@ -106,6 +106,7 @@ void SplitStages::frame(Positions& x, const FrameTerms& terms) {
   }
   seconds_.solver += seconds_since(start);
   seconds_.proximity += output.proximity_seconds;
+  seconds_.strain_limit += output.strain_limit_seconds;
 }
 
 // Each region moves as a whole by `step` along its way back through the other side: a tangle
