@@ -9,6 +9,7 @@
 #include "command.hpp"
 #include "engine.hpp"
 #include "json.hpp"
+#include "stage_report.hpp"
 #include "untangle/io/pc2.hpp"
 
 namespace untangle::cli {
@@ -150,16 +151,9 @@ int run_bake(CommandArgs args) {
         .field("iterations", iterations)
         .field("max_edge_strain", max_strain)
         .field("seconds_per_frame", seconds_per_frame)
-        .field("seconds", seconds)
-        .key("stage_seconds")
-        .begin_object()
-        .field("detection", stages.seconds_detection)
-        .field("analysis", stages.seconds_analysis)
-        .field("response", stages.seconds_response)
-        .field("solver", stages.seconds_solver)
-        .field("proximity", stages.seconds_proximity)
-        .end_object()
-        .end_object();
+        .field("seconds", seconds);
+    write_stage_seconds(out, stages);
+    out.end_object();
   } else {
     // On a terminal only the frames that are still tangled; in a log every frame.
     const bool every = !stdout_is_terminal();
@@ -184,15 +178,7 @@ int run_bake(CommandArgs args) {
         "max edge strain against the input %.2f %%, %llu iterations, %.3f s per frame, "
         "%.2f s\n",
         100 * max_strain, static_cast<unsigned long long>(iterations), seconds_per_frame, seconds);
-    if (iterations > 0) {
-      const double per = 1000.0 / static_cast<double>(iterations);
-      std::printf(
-          "ms per iteration: detection %.2f, analysis %.2f, response %.2f, solver %.2f "
-          "(proximity %.2f)\n",
-          per * stages.seconds_detection, per * stages.seconds_analysis,
-          per * stages.seconds_response, per * stages.seconds_solver,
-          per * stages.seconds_proximity);
-    }
+    print_stage_milliseconds(stages, static_cast<long long>(iterations), "");
     std::printf("wrote %s\n", out_path.c_str());
   }
   if (cancelled) {

@@ -7,6 +7,7 @@
 #include "command.hpp"
 #include "engine.hpp"
 #include "json.hpp"
+#include "stage_report.hpp"
 
 namespace untangle::cli {
 
@@ -105,16 +106,9 @@ int run_fix(CommandArgs args) {
         .field("iterations", report.iterations)
         .field("iterations_to_clean", report.iterations_to_clean)
         .field("max_edge_strain", report.max_edge_strain)
-        .field("seconds", seconds)
-        .key("stage_seconds")
-        .begin_object()
-        .field("detection", report.seconds_detection)
-        .field("analysis", report.seconds_analysis)
-        .field("response", report.seconds_response)
-        .field("solver", report.seconds_solver)
-        .field("proximity", report.seconds_proximity)
-        .end_object()
-        .end_object();
+        .field("seconds", seconds);
+    write_stage_seconds(out, report);
+    out.end_object();
     return kExitOk;
   }
   std::printf("%s: %llu intersecting pairs -> %llu in %d iteration%s (%s), %.3f s\n",
@@ -124,18 +118,11 @@ int run_fix(CommandArgs args) {
               seconds);
   std::printf("  max edge strain against the input %.2f %%, max displacement %.4g, mean %.4g\n",
               100 * report.max_edge_strain, report.max_displacement, report.mean_displacement);
-  if (report.iterations > 0) {
-    const double per = 1000.0 / report.iterations;
-    if (report.iterations_to_clean > 0) {
-      std::printf("  clean after %d of the iterations, the rest relaxed the stretch\n",
-                  report.iterations_to_clean);
-    }
-    std::printf(
-        "  ms per iteration: detection %.2f, analysis %.2f, response %.2f, solver %.2f "
-        "(proximity %.2f)\n",
-        per * report.seconds_detection, per * report.seconds_analysis,
-        per * report.seconds_response, per * report.seconds_solver, per * report.seconds_proximity);
+  if (report.iterations_to_clean > 0) {
+    std::printf("  clean after %d of the iterations, the rest relaxed the stretch\n",
+                report.iterations_to_clean);
   }
+  print_stage_milliseconds(report, report.iterations, "  ");
   if (report.pairs_after > 0) {
     std::printf(
         "  not fully untangled: %llu loop, %llu boundary, %llu crease contours left "

@@ -476,7 +476,14 @@ class Bake(Temp):
         self.assertEqual(status, 0, err)
         report = json.loads(out)
         self.assertEqual(set(report), {"frames", "pairs_in", "pairs_out", "iterations",
-                                       "max_edge_strain", "seconds_per_frame", "seconds"})
+                                       "max_edge_strain", "seconds_per_frame", "seconds",
+                                       "stage_seconds"})
+        # The stages are parts of the frames' time, summed over the frames.
+        stages = report["stage_seconds"]
+        self.assertEqual(set(stages), {"detection", "analysis", "response", "solver", "proximity"})
+        self.assertTrue(all(value >= 0 for value in stages.values()))
+        self.assertLessEqual(stages["proximity"], stages["solver"])
+        self.assertLessEqual(sum(stages.values()) - stages["proximity"], report["seconds"])
         self.assertEqual(report["frames"], 3)
         expected_in = [brute_force(as_float32(f), triangles)[0] for f in frames]
         self.assertEqual(report["pairs_in"], expected_in)
