@@ -25,9 +25,8 @@ constexpr double kMinimumGap = 0.25;
 constexpr int kStretchSweeps = 1;
 
 constexpr double kStretchRelaxation = 1.0;
-// The part of a flattened quad's bend removed per iteration (Solver::flatten_quads): 0.1 to 0.4
-// took a third fewer untangling frames on the Blender sphere tangles than none, 0.2 the fewest;
-// all of it at once left a pair of the sphere fix unsolved after 300 frames.
+// The part of a flattened quad's bend removed per iteration (Solver::flatten_quads): a part, not
+// all of it at once, which left tangles unsolved.
 constexpr double kFlattenPart = 0.2;
 
 Index opposite_vertex(const std::array<Index, 3>& triangle, const std::array<Index, 2>& edge) {
@@ -258,8 +257,7 @@ void Solver::project_proximity(const SolverInput& input, Positions& x, SolverOut
     }
     // A pair found close may be crossed deeply by the time it is projected (layers pressed
     // through each other in a crushed fold): it is pushed back by the thickness at most, since a
-    // deeper push throws the particle through further layers (a 10,000-vertex Blender tangle
-    // went from 4,805 to 333,135 pairs in 8 untangler frames without this limit).
+    // deeper push throws the particle through further layers.
     const double violation = std::max(distance - c.gap, -h);
     if (violation >= 0) return;
     double denominator = 0;

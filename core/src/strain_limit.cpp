@@ -10,8 +10,8 @@
 namespace untangle {
 namespace {
 
-// The Gauss-Seidel sweeps at the end of each iteration: one left the 3,600-vertex sphere tangle
-// at 6 pairs, three at 1 (the pushes of one iteration pile up where layers cross).
+// The Gauss-Seidel sweeps at the end of each iteration: more than one, since the pushes of one
+// iteration pile up where layers cross.
 constexpr int kLimitSweeps = 3;
 
 // The sweeps after a frame's iterations: at most this many, until no edge is more than
