@@ -8,8 +8,8 @@ namespace {
 // The gap a pair may close to within one frame, in thicknesses (Bridson et al. 2002 keep 0.1).
 constexpr double kKeptGap = 0.1;
 // Gauss-Seidel passes over the pairs until none is below its gap: a correction of one pair moves
-// its neighbours, and the pairs of a closing fold share particles (4 passes left a fold of the
-// tangled start crossing; it needed 9).
+// its neighbours, and the pairs of a closing fold share particles (a fold of the tangled start
+// needs 9).
 constexpr int kMaxPasses = 20;
 
 struct Pair {

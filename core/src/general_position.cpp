@@ -32,8 +32,7 @@ std::size_t nudge_edge_ends(const ClothMesh& mesh, std::span<const Index> edges,
       ++count;
       // A direction of its own per vertex, like the index-based perturbation of simulation of
       // simplicity. Tried instead: mostly along the vertex normal, so that the ends along one
-      // exact crossing leave it to one side; no better (Wicke's BLI 29 iterations instead of
-      // 15, Eight 7 instead of 5, LL 6 instead of 7; docs/untangler.md).
+      // exact crossing leave it to one side; no better (docs/untangler.md).
       const std::uint64_t h = split_mix((static_cast<std::uint64_t>(v) << 8) | (round & 0xff));
       const Vec3 d(unit_component(h), unit_component(split_mix(h)),
                    unit_component(split_mix(h + 1)));

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <utility>
 
 #include "untangle/portable_math.hpp"
@@ -25,23 +24,9 @@ constexpr double kMinimumGap = 0.25;
 
 constexpr int kStretchSweeps = 1;
 
-// The strain limit's Gauss-Seidel sweeps at the end of each iteration: one left the 3,600-vertex
-// sphere tangle at 6 pairs, three at 1 (the pushes of one iteration pile up where layers cross).
-constexpr int kLimitSweeps = 3;
-
-// The strain limit's sweeps after a frame's iterations: at most this many, until no edge is more
-// than kLimitTolerance beyond the limit.
-constexpr int kFinalLimitSweeps = 1000;
-constexpr double kLimitTolerance = 1e-4;
-// The final sweeps are over-relaxed (SOR, omega = 1 + kFinalLimitOverRelaxation): plain
-// Gauss-Seidel fixes a stretch spread over a long run of edges only a few edges per sweep and
-// took ~200 sweeps per frame on the Blender tangles. A state within the limit is a fixed point
-// of both, and the over-relaxed move stays within [low, high], so the result keeps the limit.
-constexpr double kFinalLimitOverRelaxation = 0.5;
 constexpr double kStretchRelaxation = 1.0;
-// The part of a flattened quad's bend removed per iteration (Solver::flatten_quads): 0.1 to 0.4
-// took a third fewer untangling frames on the Blender sphere tangles than none, 0.2 the fewest;
-// all of it at once left a pair of the sphere fix unsolved after 300 frames.
+// The part of a flattened quad's bend removed per iteration (Solver::flatten_quads): a part, not
+// all of it at once, which left tangles unsolved.
 constexpr double kFlattenPart = 0.2;
 
 Index opposite_vertex(const std::array<Index, 3>& triangle, const std::array<Index, 2>& edge) {
@@ -64,28 +49,6 @@ inline void project_distance(Positions& x, const std::vector<double>& w, Index a
   const Vec3 n = d / length;
   x[a] -= w[a] * delta_lambda * n;
   x[b] += w[b] * delta_lambda * n;
-}
-
-// Strain limiting: moves a and b apart or together (by their inverse masses) until their
-// distance is within [low, high].
-// over: the part of an edge's excess it is moved past its bound, toward the middle of [low, high]
-// (successive over-relaxation; 0 = a plain projection onto the bound).
-inline void limit_distance(Positions& x, const std::vector<double>& w, Index a, Index b, double low,
-                           double high, double over) {
-  const Vec3 d = x[b] - x[a];
-  // Most edges are within their bounds after the first sweeps: no square root for those.
-  const double squared = d.squaredNorm();
-  if (squared >= low * low && squared <= high * high) return;
-  const double weight = w[a] + w[b];
-  if (weight <= 0) return;
-  const double length = std::sqrt(squared);
-  if (length < 1e-12) return;
-  double target = std::clamp(length, low, high);
-  if (target == length) return;
-  target = std::clamp(target + over * (target - length), low, high);
-  const Vec3 n = d * ((length - target) / (length * weight));
-  x[a] += w[a] * n;
-  x[b] -= w[b] * n;
 }
 
 }  // namespace
@@ -118,7 +81,8 @@ Solver::DistanceConstraints Solver::in_colour_order(
   return out;
 }
 
-Solver::Solver(const Bvh& bvh) : mesh_(&bvh.mesh()), proximity_search_(bvh) {
+Solver::Solver(const Bvh& bvh)
+    : mesh_(&bvh.mesh()), strain_limit_(bvh.mesh()), proximity_search_(bvh) {
   const ClothMesh& mesh = *mesh_;
   const std::size_t n = mesh.vertex_count();
   std::vector<std::array<Index, 2>> stretch, bending;
@@ -140,27 +104,18 @@ Solver::Solver(const Bvh& bvh) : mesh_(&bvh.mesh()), proximity_search_(bvh) {
   }
   stretch_ = in_colour_order(stretch, stretch_rest, diagonal, n);
   bending_ = in_colour_order(bending, bending_rest, {}, n);
-  // The strain limit holds the polygon edges: a crushed quad's diagonal may be of almost no
-  // length, and its ratio says nothing about the stretch of the cloth.
-  std::vector<std::array<Index, 2>> limited;
-  std::vector<double> limited_rest;
-  for (std::size_t e = 0; e < stretch.size(); ++e) {
-    if (diagonal[e]) continue;
-    limited.push_back(stretch[e]);
-    limited_rest.push_back(stretch_rest[e]);
-  }
-  limited_ = in_colour_order(limited, limited_rest, {}, n);
 }
 
 void Solver::update_rest() {
   proximity_search_.update_detectable_triangles();
   const Positions& rest = mesh_->rest_positions;
-  for (DistanceConstraints* constraints : {&stretch_, &bending_, &limited_}) {
+  for (DistanceConstraints* constraints : {&stretch_, &bending_}) {
     for (std::size_t k = 0; k < constraints->particles.size(); ++k) {
       const auto& [a, b] = constraints->particles[k];
       constraints->rest[k] = (rest[a] - rest[b]).norm();
     }
   }
+  strain_limit_.update_rest(rest);
 }
 
 namespace {
@@ -302,8 +257,7 @@ void Solver::project_proximity(const SolverInput& input, Positions& x, SolverOut
     }
     // A pair found close may be crossed deeply by the time it is projected (layers pressed
     // through each other in a crushed fold): it is pushed back by the thickness at most, since a
-    // deeper push throws the particle through further layers (a 10,000-vertex Blender tangle
-    // went from 4,805 to 333,135 pairs in 8 untangler frames without this limit).
+    // deeper push throws the particle through further layers.
     const double violation = std::max(distance - c.gap, -h);
     if (violation >= 0) return;
     double denominator = 0;
@@ -477,9 +431,7 @@ void Solver::solve(const SolverInput& input, Positions& x, SolverOutput& output)
 #pragma omp single
         flatten_quads(input, x);
       }
-      if (limit > 0) {
-        for (int sweep = 0; sweep < kLimitSweeps; ++sweep) limit_strain(w, limit, x, 0);
-      }
+      if (limit > 0) strain_limit_.project(w, limit, x);
 
 #pragma omp for schedule(static)
       for (std::ptrdiff_t i = 0; i < n; ++i) {
@@ -506,49 +458,11 @@ void Solver::solve(const SolverInput& input, Positions& x, SolverOutput& output)
       }
     }
   }
-  // The iterations' sweeps leave some edges beyond the limit where pushes pile up: more sweeps
-  // until none is (within a rounding margin), so the frame's result keeps the limit.
   if (limit > 0) {
     const auto start = std::chrono::steady_clock::now();
-    // An edge is beyond the limit by more than the tolerance when its length is outside
-    // [low, high] times its rest length: compared squared, without a root or a division.
-    const double low = std::max(1 - limit - kLimitTolerance, 0.0);
-    const double high = 1 + limit + kLimitTolerance;
-    for (int sweep = 0; sweep < kFinalLimitSweeps; ++sweep) {
-      int beyond = 0;
-#pragma omp parallel if (parallel)
-      {
-        limit_strain(w, limit, x, kFinalLimitOverRelaxation);
-#pragma omp for schedule(static) reduction(max : beyond)
-        for (std::ptrdiff_t k = 0; k < static_cast<std::ptrdiff_t>(limited_.rest.size()); ++k) {
-          const auto& [a, b] = limited_.particles[k];
-          const double rest = limited_.rest[k];
-          const double squared = (x[b] - x[a]).squaredNorm();
-          if (rest > 0 &&
-              (squared < low * low * rest * rest || squared > high * high * rest * rest))
-            beyond = 1;
-        }
-      }
-      if (beyond == 0) break;
-    }
+    strain_limit_.finish(w, limit, x, parallel);
     output.strain_limit_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  }
-}
-
-// One Gauss-Seidel sweep of the strain limit over the polygon edges, colour by colour (called
-// from inside a thread team).
-void Solver::limit_strain(const std::vector<double>& w, double limit, Positions& x,
-                          double over) const {
-  for (std::size_t colour = 0; colour < limited_.colour_count(); ++colour) {
-    const std::ptrdiff_t begin = limited_.offsets[colour];
-    const std::ptrdiff_t end = limited_.offsets[colour + 1];
-#pragma omp for schedule(static)
-    for (std::ptrdiff_t k = begin; k < end; ++k) {
-      const double rest = limited_.rest[k];
-      limit_distance(x, w, limited_.particles[k][0], limited_.particles[k][1], (1 - limit) * rest,
-                     (1 + limit) * rest, over);
-    }
   }
 }
 

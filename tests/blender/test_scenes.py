@@ -1,8 +1,9 @@
-"""Add Scene builds each reference scene as Blender objects with the SPEC's sizes and its
-settings stored on them; Run Scene's per-tick step (called directly: the modal loop needs a
-window) advances the world, writes the meshes and takes the panel's switches live; Bake Scene
-of the tangled start writes a PC2 in which Blender's own overlap test sees the intersections
-fall to 0; Show Intersections selects exactly the faces Blender's overlap finds."""
+"""The Method and Scene menus list the library's own names; Add Scene builds each reference
+scene as Blender objects with the SPEC's sizes and its settings stored on them; Run Scene's
+per-tick step (called directly: the modal loop needs a window) advances the world, writes the
+meshes and takes the panel's switches live; Bake Scene of the tangled start writes a PC2 in which
+Blender's own overlap test sees the intersections fall to 0; Show Intersections selects exactly
+the faces Blender's overlap finds."""
 
 import os
 import sys
@@ -14,7 +15,7 @@ import bpy  # noqa: E402
 import numpy as np  # noqa: E402
 
 package, scripts = h.install()
-from cloth_untangle import operators, properties  # noqa: E402  (the installed copy)
+from cloth_untangle import native, operators, properties  # noqa: E402  (the installed copy)
 
 
 def add(scene_name):
@@ -33,6 +34,15 @@ def edge_lengths(obj):
     co = h.world_positions(obj, evaluated=False)
     pairs = edges.reshape(-1, 2)
     return np.linalg.norm(co[pairs[:, 0]] - co[pairs[:, 1]], axis=1)
+
+
+def test_the_menus_list_the_librarys_methods_and_scenes():
+    # The menus need labels of their own, keyed by the library's names (ut_method_name,
+    # ut_scene_name): a method or scene the library gains or renames must show here too.
+    methods = [key for key, _, _ in properties.METHOD_ITEMS]
+    scenes = [key for key, _, _ in properties.SCENE_ITEMS]
+    h.expect(methods == list(native.METHODS), f"{methods} != {native.METHODS}")
+    h.expect(scenes == list(native.SCENES), f"{scenes} != {native.SCENES}")
 
 
 def test_add_scene_builds_the_three_scenes():
@@ -188,7 +198,8 @@ def test_a_relative_cache_folder_needs_a_saved_file():
                    "//caches/", "not saved")
 
 
-h.run([test_add_scene_builds_the_three_scenes,
+h.run([test_the_menus_list_the_librarys_methods_and_scenes,
+       test_add_scene_builds_the_three_scenes,
        test_run_scene_step_writes_meshes_and_takes_switches,
        test_a_running_scene_starts_from_the_meshes_and_refuses_a_duplicated_cloth,
        test_a_relative_cache_folder_needs_a_saved_file,

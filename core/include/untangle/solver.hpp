@@ -11,6 +11,7 @@
 #include "untangle/gia.hpp"
 #include "untangle/proximity.hpp"
 #include "untangle/response.hpp"
+#include "untangle/strain_limit.hpp"
 #include "untangle/world_def.hpp"
 
 namespace untangle {
@@ -126,7 +127,6 @@ class Solver {
                                              const std::vector<std::uint8_t>& diagonal,
                                              std::size_t particle_count);
   void build_proximity(const SolverInput& input, const Positions& x);
-  void limit_strain(const std::vector<double>& w, double limit, Positions& x, double over) const;
   static void flatten_quads(const SolverInput& input, Positions& x);
   // Runs its colours with orphaned `omp for`: called from inside the solve's thread team.
   void project_proximity(const SolverInput& input, Positions& x, SolverOutput& output) const;
@@ -134,7 +134,7 @@ class Solver {
   const ClothMesh* mesh_;
   DistanceConstraints stretch_;
   DistanceConstraints bending_;
-  DistanceConstraints limited_;  // the polygon edges, for settings.strain_limit
+  StrainLimit strain_limit_;  // for SolverInput::strain_limit
   ProximitySearch proximity_search_;
   std::vector<ProximityConstraint> proximity_;
   Colouring proximity_colours_;

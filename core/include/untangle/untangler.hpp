@@ -24,15 +24,15 @@ struct UntangleOptions {
   int relax_iterations = 30;
   // The push per pipeline frame relative to settings.response_strength at the start of a solve.
   // A single state (untangle) starts at the strongest push: it has no neighbouring frame to
-  // match, and a strong push clears the Wicke units in 3-10 frames where a gentle one took 8-105.
+  // match, and a strong push clears small tangles in far fewer frames than a gentle one.
   // The frames of a sequence (untangle_sequence) start gentle: each frame's correction shows as
   // a jump between two output frames, and the gentle push stops at the smallest correction that
-  // is clean (the strong one made a cache pop 3x as far as the input moved).
+  // is clean (the strong one made a cache pop further than the input moved).
   double strength_scale = 2.0;
   double sequence_strength_scale = 0.15;
   // A solve whose pair count has not reached a new low for stall_iterations frames doubles its
   // push, up to max_strength_scale: a gentle push alone stalls against the stretch and the pull
-  // on deep tangles (a Blender cloth tangle stayed at 32 of 44 pairs).
+  // on deep tangles.
   int stall_iterations = 8;
   double max_strength_scale = 2.0;
   // With ICM: once the strongest push stalls too, go on with Ye's method (see untangler.cpp).

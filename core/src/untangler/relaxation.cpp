@@ -12,8 +12,7 @@ constexpr int kRelaxHalvings = 4;
 // Relaxation stops after kRelaxPatience frames in a row that each lower the strain by less than
 // kRelaxProgress of it: the rest of the budget would buy almost nothing (on the Blender tangles
 // the strain limit holds the strain at the limit and relaxation frames were a fifth of the work).
-// One such frame is enough: with two, the second never lowered the strain on the four Blender
-// tangles (bakes byte-identical), and the sphere bakes took 98 -> 93 and 158 -> 153 frames.
+// One such frame is enough: a second one never lowered the strain on the Blender tangles.
 constexpr int kRelaxPatience = 1;
 constexpr double kRelaxProgress = 0.01;
 
