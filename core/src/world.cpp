@@ -18,13 +18,6 @@ namespace {
 // Below this many particles a loop runs on one thread: waking the team costs more.
 constexpr std::ptrdiff_t kParallelMinimum = 2048;
 
-void check_pull_stiffness(double stiffness) {
-  if (!std::isfinite(stiffness) || stiffness < 0 || stiffness > 1) {
-    throw std::invalid_argument("pull_stiffness must be in [0, 1], got " +
-                                std::to_string(stiffness));
-  }
-}
-
 void check_array(const Positions& values, std::size_t count, const char* what, bool allow_empty) {
   if (allow_empty && values.empty()) return;
   if (values.size() != count) {
@@ -58,7 +51,6 @@ World::World(ClothMesh mesh, const Scene& scene)
   const std::size_t n = mesh_->vertex_count();
   check_array(scene.initial_positions, n, "initial_positions", true);
   check_array(scene.initial_velocities, n, "initial_velocities", true);
-  check_array(scene.pull_targets, n, "pull_targets", true);
   if (!scene.inverse_mass.empty()) {
     if (scene.inverse_mass.size() != n) {
       throw std::invalid_argument("inverse_mass has " + std::to_string(scene.inverse_mass.size()) +
@@ -72,7 +64,6 @@ World::World(ClothMesh mesh, const Scene& scene)
       }
     }
   }
-  check_pull_stiffness(scene.pull_stiffness);
   for (std::size_t s = 0; s < scene.spheres.size(); ++s) {
     const Sphere& sphere = scene.spheres[s];
     if (!sphere.center.allFinite() || !std::isfinite(sphere.radius) || !(sphere.radius > 0)) {
@@ -93,8 +84,6 @@ World::World(ClothMesh mesh, const Scene& scene)
   }
   spheres_ = scene.spheres;
   ground_height_ = scene.ground_height;
-  pull_targets_ = scene.pull_targets;
-  pull_stiffness_ = scene.pull_stiffness;
   resolve_spacing();
   detection_ = std::make_unique<Detection>(*mesh_, positions_);
   response_ = make_response(settings_.method);
@@ -124,16 +113,6 @@ void World::set_velocities(const Positions& velocities) {
   for (std::size_t i = 0; i < velocities_.size(); ++i) {
     if (inverse_mass_[i] <= 0) velocities_[i] = Vec3::Zero();
   }
-}
-
-void World::set_pull_stiffness(double stiffness) {
-  check_pull_stiffness(stiffness);
-  pull_stiffness_ = stiffness;
-}
-
-void World::set_pull_targets(const Positions& targets) {
-  check_array(targets, mesh_->vertex_count(), "pull_targets", true);
-  pull_targets_ = targets;
 }
 
 void World::set_rest_shape(const Positions& rest) {
@@ -235,9 +214,7 @@ void World::step() {
                     spheres_,
                     ground_height_,
                     displacement_.empty() ? nullptr : &displacement_,
-                    grab.particles.empty() ? nullptr : &grab,
-                    pull_targets_.empty() ? nullptr : &pull_targets_,
-                    pull_stiffness_};
+                    grab.particles.empty() ? nullptr : &grab};
   input.swept_proximity = true;
   SolverOutput output;
   solver_->solve(input, x, output);

@@ -71,9 +71,6 @@ class World {
   void set_settings(const Settings& settings);
   void set_positions(const Positions& positions);  // velocities are kept
   void set_velocities(const Positions& velocities);
-  // The soft pull toward the pull targets, per frame in [0, 1] (std::invalid_argument).
-  void set_pull_stiffness(double stiffness);
-  void set_pull_targets(const Positions& targets);  // empty: no pull
   // A new rest shape for stretch, bending and the strain figures (the topology stays).
   void set_rest_shape(const Positions& rest);
 
@@ -105,8 +102,6 @@ class World {
   std::unique_ptr<Response> response_;
   FrameStats stats_;
   Displacement displacement_;
-  Positions pull_targets_;
-  double pull_stiffness_ = 0;
   double spacing_ = 0;
   Index grabbed_ = kNoIndex;
   std::vector<Index> grab_ring_;

@@ -27,10 +27,6 @@ struct Scene {
   std::optional<double> ground_height;  // z of the ground plane (z is up)
   Settings settings;
   Index grid_columns = 0;  // for grid scenes: particles per row of each piece (0: not a grid)
-  // A soft pull of every free particle toward these positions (the untangler's "keep the input
-  // shape"), as a fraction of the remaining distance per frame; empty = none.
-  Positions pull_targets;
-  double pull_stiffness = 0;
 };
 
 }  // namespace untangle
