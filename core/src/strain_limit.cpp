@@ -19,9 +19,9 @@ constexpr int kLimitSweeps = 3;
 constexpr int kFinalLimitSweeps = 1000;
 constexpr double kLimitTolerance = 1e-4;
 // The final sweeps are over-relaxed (SOR, omega = 1 + kFinalLimitOverRelaxation): plain
-// Gauss-Seidel fixes a stretch spread over a long run of edges only a few edges per sweep and
-// took ~200 sweeps per frame on the Blender tangles. A state within the limit is a fixed point
-// of both, and the over-relaxed move stays within [low, high], so the result keeps the limit.
+// Gauss-Seidel fixes a stretch spread over a long run of edges only a few edges per sweep
+// (docs/untangler.md). A state within the limit is a fixed point of both, and the over-relaxed
+// move stays within [low, high], so the result keeps the limit.
 constexpr double kFinalLimitOverRelaxation = 0.5;
 
 // Moves a and b apart or together (by their inverse masses) until their distance is within
