@@ -215,9 +215,12 @@ UntangleReport solve(Splits& splits, const Positions& start, const Positions& re
       }
       terms.settings.response_strength = options.settings.response_strength * strength_scale;
       if (options.ease_pull_on_stall) terms.pull_stiffness *= 0.5;
+      if (options.ease_bending_on_stall) terms.settings.bending_compliance *= 2;
     }
   }
   terms.flat_quads = nullptr;
+  report.start_push = start_strength;
+  report.end_push = strength_scale;
   // A start that is clean already and within the strain limit (a carried correction that still
   // fits) is kept as it is: relaxing it would change the correction from frame to frame.
   if (start_pairs == 0 && !strained_start) {
@@ -315,6 +318,7 @@ SequenceReport untangle_sequence(const ClothMesh& mesh, std::span<const Position
   std::vector<Positions> result;
   result.reserve(frames.size());
   const int frame_count = static_cast<int>(frames.size());
+  double push = options.sequence_strength_scale;
   for (std::size_t f = 0; f < frames.size(); ++f) {
     const Positions& input = frames[f];
     // A frame whose predecessor needed no correction starts from its input: the same solve as
@@ -329,8 +333,14 @@ SequenceReport untangle_sequence(const ClothMesh& mesh, std::span<const Position
         start[v] += result[f - 1][v] - frames[f - 1][v];
     }
     Positions out;
-    UntangleReport frame = solve(splits, carried ? start : input, input, input, options,
-                                 options.sequence_strength_scale, out, {});
+    UntangleReport frame =
+        solve(splits, carried ? start : input, input, input, options, push, out, {});
+    // The push is carried like the correction: a tangle that needed a strong push in this frame
+    // mostly needs it in the next, and escalating to it again from the gentle start costs
+    // stall_iterations frames per doubling. One doubling back, so that frames that get clean
+    // without a stall return to the gentle push.
+    if (options.carry_push && !independent)
+      push = std::max(options.sequence_strength_scale, 0.5 * frame.end_push);
     result.push_back(std::move(out));
     report.frames.push_back(frame);
     if (progress &&

@@ -30,6 +30,9 @@ struct UntangleOptions {
   // is clean (the strong one made a cache pop further than the input moved).
   double strength_scale = 2.0;
   double sequence_strength_scale = 0.15;
+  // A frame of a sequence (not independent) starts at half the push its predecessor ended at,
+  // and never below sequence_strength_scale (docs/untangler.md, "The push schedule").
+  bool carry_push = true;
   // A solve whose pair count has not reached a new low for stall_iterations frames doubles its
   // push, up to max_strength_scale: a gentle push alone stalls against the stretch and the pull
   // on deep tangles.
@@ -41,6 +44,11 @@ struct UntangleOptions {
   // pull back into the input's tangle balance, and a stronger push alone does not always tip it
   // (docs/untangler.md, "Stalls").
   bool ease_pull_on_stall = true;
+  // And it halves the bending's stiffness (doubles its compliance): the bending keeps the input's
+  // folds, and inside a tangle a fold is on the wrong side as much as the positions are (a
+  // pleat one polygon wide, folded through itself, is held by its bending alone). Relaxation
+  // keeps the bending as given.
+  bool ease_bending_on_stall = true;
   // Global intersection analysis (docs/untangler.md): each region a contour bounds moves back
   // through the other side as a whole, and proximity pairs whose two sides lie in opposite
   // regions of one contour are pushed back through instead of held where they are.
@@ -88,6 +96,9 @@ struct UntangleReport {
   double max_edge_strain = 0;  // max |length_out / length_in - 1| over the polygon edges
   bool cancelled = false;
   int method_switches = 0;  // 1 when a stalled ICM solve went on with Ye's method
+  // The push (relative to settings.response_strength) the solve started at and had at its end.
+  double start_push = 0;
+  double end_push = 0;
   double seconds = 0;
   UntangleStageSeconds stage_seconds;
 };

@@ -29,6 +29,7 @@ bool relax(Splits& splits, const Positions& reference, const FrameTerms& untangl
   terms.hold_gaps = true;
   terms.pull_targets = nullptr;
   terms.flat_quads = nullptr;
+  terms.settings.bending_compliance = options.settings.bending_compliance;  // eased on stalls
   terms.settings.iterations = kRelaxIterationFactor * options.settings.iterations;
   auto clean_at = [&](const Positions& x) { return splits.detect(x) == 0; };
   auto part_of = [&](const Positions& from, const Positions& to, double part) {
