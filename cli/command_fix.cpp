@@ -47,8 +47,8 @@ int run_fix(CommandArgs args) {
           "first clean state; the rest relax the stretch; -1 = never clean), max_edge_strain\n"
           "(max |length_out / length_in - 1| over the input's polygon edges, not the\n"
           "diagonals that split them), seconds, and stage_seconds:\n"
-          "detection, analysis, response, solver, proximity (part of solver), summed over\n"
-          "the iterations.\n"
+          "detection, analysis, response, solver, proximity and strain_limit (parts of\n"
+          "solver), summed over the iterations.\n"
           "The exit status is 0 when OUT.obj was written, also when pairs are left.");
   if (!parser.parse(args)) {
     std::cout << parser.help();

@@ -51,7 +51,7 @@ std::size_t report_prefix(std::size_t size) {
                            &R::cancelled, &R::reserved, &R::max_displacement, &R::mean_displacement,
                            &R::max_edge_strain, &R::seconds, &R::iterations_to_clean, &R::reserved2,
                            &R::seconds_detection, &R::seconds_analysis, &R::seconds_response,
-                           &R::seconds_solver, &R::seconds_proximity);
+                           &R::seconds_solver, &R::seconds_proximity, &R::seconds_strain_limit);
 }
 
 std::size_t stats_prefix(std::size_t size) {
@@ -254,6 +254,7 @@ void report_to_c(const UntangleReport& report, UtUntangleReport* out) {
   full.seconds_response = report.stage_seconds.response;
   full.seconds_solver = report.stage_seconds.solver;
   full.seconds_proximity = report.stage_seconds.proximity;
+  full.seconds_strain_limit = report.stage_seconds.strain_limit;
   write_prefix(full, out, report_prefix(out->struct_size));
 }
 
