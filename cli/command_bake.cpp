@@ -35,7 +35,7 @@ int run_bake(CommandArgs args) {
       .positional("IN.pc2", "the input cache", &in_path)
       .option("-o,--output", "OUT.pc2", "where to write the untangled cache (required)", &out_path)
       .flag("--independent", "untangle every frame on its own", &independent)
-      .option("--method", "M", "icm (default), kikuchi, ye or buffet", &method)
+      .option("--method", "M", method_choices(), &method)
       .option("--strength", "S", "response strength (h0 = S * mean edge length; default 1)",
               &strength, 0, 1000)
       .option(

@@ -36,7 +36,7 @@ int run_fix(CommandArgs args) {
               "largest edge strain against the input while untangling, 0 = none\n"
               "(default 0.045)",
               &options.strain_limit, 0, 1)
-      .option("--method", "M", "icm (default), kikuchi, ye or buffet", &method)
+      .option("--method", "M", method_choices(), &method)
       .option("--strength", "S", "response strength (h0 = S * mean edge length; default 1)",
               &strength, 0, 1000)
       .option("--threads", "N", "OpenMP threads (0 = default); results do not depend on it",
