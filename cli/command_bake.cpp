@@ -35,7 +35,7 @@ int run_bake(CommandArgs args) {
       .positional("IN.pc2", "the input cache", &in_path)
       .option("-o,--output", "OUT.pc2", "where to write the untangled cache (required)", &out_path)
       .flag("--independent", "untangle every frame on its own", &independent)
-      .option("--method", "M", "icm (default), kikuchi, ye or buffet", &method)
+      .option("--method", "M", method_choices(), &method)
       .option("--strength", "S", "response strength (h0 = S * mean edge length; default 1)",
               &strength, 0, 1000)
       .option(
@@ -53,7 +53,8 @@ int run_bake(CommandArgs args) {
           "JSON keys: frames, pairs_in, pairs_out (one value per frame), iterations (all\n"
           "frames), max_edge_strain (over all frames, against each input frame),\n"
           "seconds_per_frame, seconds,\n"
-          "stage_seconds (detection, analysis, response, solver, proximity; summed over frames).\n"
+          "stage_seconds (detection, analysis, response, solver, proximity, strain_limit;\n"
+          "summed over frames).\n"
           "On Ctrl-C the frames finished so far are written (a valid, shorter cache).");
   if (!parser.parse(args)) {
     std::cout << parser.help();
@@ -138,6 +139,7 @@ int run_bake(CommandArgs args) {
     stages.seconds_response += r.seconds_response;
     stages.seconds_solver += r.seconds_solver;
     stages.seconds_proximity += r.seconds_proximity;
+    stages.seconds_strain_limit += r.seconds_strain_limit;
   }
   const double seconds_per_frame =
       frames_done == 0 ? 0 : seconds / static_cast<double>(frames_done);

@@ -193,12 +193,13 @@ int run_compare(CommandArgs args) {
   UtUntangleOptions options = default_untangle_options();
   ArgParser parser(
       "untangle compare [MESH.obj...] [options]",
-      "Runs every built-in scene with every untangling method (icm, kikuchi, ye, buffet)\n"
-      "and with untangling off, then `fix` of each MESH.obj with every method, and prints\n"
-      "one table: the first frame (or fix iteration) with 0 intersecting pairs, the mean\n"
-      "and max pairs per frame over the second half, the pairs of the last frame, the max\n"
-      "edge strain and the milliseconds per frame. Each run uses the scene's own settings\n"
-      "and the same C ABI calls as `untangle run` and `untangle fix`.");
+      "Runs every built-in scene with every untangling method (" + joined(method_names(), ", ") +
+          ")\n"
+          "and with untangling off, then `fix` of each MESH.obj with every method, and prints\n"
+          "one table: the first frame (or fix iteration) with 0 intersecting pairs, the mean\n"
+          "and max pairs per frame over the second half, the pairs of the last frame, the max\n"
+          "edge strain and the milliseconds per frame. Each run uses the scene's own settings\n"
+          "and the same C ABI calls as `untangle run` and `untangle fix`.");
   parser.option("--frames", "N", "frames per scene run (default 400)", &frames, 1, 1000000)
       .option("--max-iterations", "N",
               "fix iterations at most (default " + std::to_string(options.max_iterations) + ")",

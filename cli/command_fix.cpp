@@ -36,7 +36,7 @@ int run_fix(CommandArgs args) {
               "largest edge strain against the input while untangling, 0 = none\n"
               "(default 0.045)",
               &options.strain_limit, 0, 1)
-      .option("--method", "M", "icm (default), kikuchi, ye or buffet", &method)
+      .option("--method", "M", method_choices(), &method)
       .option("--strength", "S", "response strength (h0 = S * mean edge length; default 1)",
               &strength, 0, 1000)
       .option("--threads", "N", "OpenMP threads (0 = default); results do not depend on it",
@@ -47,8 +47,8 @@ int run_fix(CommandArgs args) {
           "first clean state; the rest relax the stretch; -1 = never clean), max_edge_strain\n"
           "(max |length_out / length_in - 1| over the input's polygon edges, not the\n"
           "diagonals that split them), seconds, and stage_seconds:\n"
-          "detection, analysis, response, solver, proximity (part of solver), summed over\n"
-          "the iterations.\n"
+          "detection, analysis, response, solver, proximity and strain_limit (parts of\n"
+          "solver), summed over the iterations.\n"
           "The exit status is 0 when OUT.obj was written, also when pairs are left.");
   if (!parser.parse(args)) {
     std::cout << parser.help();

@@ -89,10 +89,10 @@ int run_run(CommandArgs args) {
       "Runs a built-in scene headless and prints, per frame, the intersecting triangle\n"
       "pairs (found before the untangling response of that frame), the contours by type\n"
       "and the time of the step. Untangles with ICM unless told otherwise.");
-  parser.positional("SCENE", "tangled-start, dropped-cloth or two-sheets", &scene)
+  parser.positional("SCENE", joined(scene_names()), &scene)
       .option("--frames", "N", "frames to run (default 200)", &frames, 1, 1000000)
       .flag("--no-untangle", "switch the untangling response off (the baseline)", &no_untangle)
-      .option("--method", "M", "icm (default), kikuchi, ye or buffet", &method)
+      .option("--method", "M", method_choices(), &method)
       .option("--strength", "S", "response strength (h0 = S * particle spacing; default 1)",
               &strength, 0, 1000)
       .option("--threads", "N", "OpenMP threads (0 = default); results do not depend on it",

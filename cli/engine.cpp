@@ -7,15 +7,6 @@
 namespace untangle::cli {
 namespace {
 
-std::string joined(const std::vector<std::string>& names) {
-  std::string text;
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    if (i > 0) text += i + 1 == names.size() ? " or " : ", ";
-    text += names[i];
-  }
-  return text;
-}
-
 std::vector<std::string> names_from(UtStatus (*name_at)(int32_t, const char**)) {
   std::vector<std::string> names;
   const char* name = nullptr;
@@ -40,6 +31,22 @@ const std::vector<std::string>& method_names() {
 const std::vector<std::string>& scene_names() {
   static const std::vector<std::string> kNames = names_from(ut_scene_name);
   return kNames;
+}
+
+std::string joined(const std::vector<std::string>& names, std::string_view last_separator) {
+  std::string text;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) text += i + 1 == names.size() ? last_separator : ", ";
+    text += names[i];
+  }
+  return text;
+}
+
+std::string method_choices() {
+  std::vector<std::string> names = method_names();
+  const int32_t method = default_settings().method;
+  if (method >= 0 && static_cast<std::size_t>(method) < names.size()) names[method] += " (default)";
+  return joined(names);
 }
 
 UtMethod parse_method(std::string_view name) {

@@ -18,9 +18,15 @@ namespace untangle::cli {
 // Throws CliError("<what>: <ut_last_error()>") unless status is UT_OK.
 void check(UtStatus status, std::string_view what);
 
-// The library's own lists (ut_method_name, ut_scene_name): methods in UtMethod order.
+// The library's own lists (ut_method_name, ut_scene_name): methods in UtMethod order. The CLI
+// writes no method or scene name out; its help and messages list these.
 const std::vector<std::string>& method_names();
 const std::vector<std::string>& scene_names();
+
+// "a, b or c" (last_separator " or "), as help texts and messages list names.
+std::string joined(const std::vector<std::string>& names, std::string_view last_separator = " or ");
+// The --method help: method_names() with the default settings' method marked "(default)".
+std::string method_choices();
 
 // Throws UsageError naming the accepted values.
 UtMethod parse_method(std::string_view name);

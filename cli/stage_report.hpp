@@ -7,11 +7,11 @@
 
 namespace untangle::cli {
 
-// Writes "stage_seconds": {detection, analysis, response, solver, proximity}.
+// Writes "stage_seconds": {detection, analysis, response, solver, proximity, strain_limit}.
 void write_stage_seconds(JsonWriter& out, const UtUntangleReport& report);
 
-// "  ms per iteration: detection …, analysis …, response …, solver … (proximity …)", after
-// `indent`; nothing when no iteration ran.
+// "  ms per iteration: detection …, analysis …, response …, solver … (proximity …, strain
+// limit …)", after `indent`; nothing when no iteration ran.
 void print_stage_milliseconds(const UtUntangleReport& report, long long iterations,
                               const char* indent);
 

@@ -152,6 +152,7 @@ class _UtUntangleReport(Structure):
         ("seconds_response", c_double),
         ("seconds_solver", c_double),
         ("seconds_proximity", c_double),
+        ("seconds_strain_limit", c_double),  # ABI 1.3
     ]
 
 

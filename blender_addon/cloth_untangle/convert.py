@@ -313,5 +313,6 @@ def _report_dict(r: _UtUntangleReport) -> dict:
             "response": r.seconds_response,
             "solver": r.seconds_solver,
             "proximity": r.seconds_proximity,
+            "strain_limit": r.seconds_strain_limit,
         },
     }

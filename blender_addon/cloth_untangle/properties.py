@@ -14,6 +14,10 @@ from bpy.props import (BoolProperty, EnumProperty, FloatProperty, IntProperty, P
 
 from . import native
 
+# The menus' labels and tooltips, keyed by the library's own names (native.METHODS and
+# native.SCENES, read from ut_method_name/ut_scene_name) in the library's order. They are
+# written here, not built from the library, because registering the add-on must not need the
+# library loaded; tests/blender/test_scenes.py checks that the keys are the library's lists.
 METHOD_ITEMS = (
     ('icm', "ICM", "Intersection Contour Minimization (Volino 2006): shortens each contour"),
     ('kikuchi', "Kikuchi 2025", "Pushes each intersecting triangle pair apart by its depth"),

@@ -50,7 +50,7 @@ extern "C" {
 /* A different major version is incompatible: callers must refuse it. A larger minor version
  * only adds functions or struct fields at the end. */
 #define UT_ABI_VERSION_MAJOR 1
-#define UT_ABI_VERSION_MINOR 2
+#define UT_ABI_VERSION_MINOR 3
 #define UT_ABI_VERSION_PATCH 0
 
 /* The version of the loaded library, packed as (major << 16) | (minor << 8) | patch. */
@@ -369,6 +369,9 @@ typedef struct UtUntangleReport {
   double seconds_response;
   double seconds_solver;
   double seconds_proximity;
+  /* 1.3: as part of the solver's, the final strain-limit sweeps after its iterations (0 with
+   * no strain limit); disjoint from seconds_proximity */
+  double seconds_strain_limit;
 } UtUntangleReport;
 
 /* Untangles the scene's pieces (their positions are the input; colliders are ignored).

@@ -51,7 +51,7 @@ std::size_t report_prefix(std::size_t size) {
                            &R::cancelled, &R::reserved, &R::max_displacement, &R::mean_displacement,
                            &R::max_edge_strain, &R::seconds, &R::iterations_to_clean, &R::reserved2,
                            &R::seconds_detection, &R::seconds_analysis, &R::seconds_response,
-                           &R::seconds_solver, &R::seconds_proximity);
+                           &R::seconds_solver, &R::seconds_proximity, &R::seconds_strain_limit);
 }
 
 std::size_t stats_prefix(std::size_t size) {
@@ -146,11 +146,15 @@ Settings settings_from_c(const UtSettings* settings) {
   full.struct_size = sizeof(UtSettings);
   settings_to_c(result, &full);  // the defaults for fields an older caller does not know
   std::memcpy(&full, settings, settings_prefix(settings->struct_size));
-  if (full.method < 0 || full.method > UT_METHOD_BUFFET) {
-    throw std::invalid_argument(
-        "settings.method must be 0 (icm), 1 (kikuchi), 2 (ye) or 3 "
-        "(buffet), got " +
-        std::to_string(full.method));
+  const std::span<const std::string_view> methods = method_names();
+  if (full.method < 0 || static_cast<std::size_t>(full.method) >= methods.size()) {
+    std::string known;  // "0 (icm), 1 (kikuchi), 2 (ye) or 3 (buffet)"
+    for (std::size_t i = 0; i < methods.size(); ++i) {
+      if (i > 0) known += i + 1 == methods.size() ? " or " : ", ";
+      known += std::to_string(i) + " (" + std::string(methods[i]) + ")";
+    }
+    throw std::invalid_argument("settings.method must be " + known + ", got " +
+                                std::to_string(full.method));
   }
   result.method = static_cast<Method>(full.method);
   result.untangle = boolean_field(full.untangle, "untangle");
@@ -254,6 +258,7 @@ void report_to_c(const UntangleReport& report, UtUntangleReport* out) {
   full.seconds_response = report.stage_seconds.response;
   full.seconds_solver = report.stage_seconds.solver;
   full.seconds_proximity = report.stage_seconds.proximity;
+  full.seconds_strain_limit = report.stage_seconds.strain_limit;
   write_prefix(full, out, report_prefix(out->struct_size));
 }
 

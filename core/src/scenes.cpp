@@ -5,11 +5,18 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include "untangle/portable_math.hpp"
 
 namespace untangle {
 namespace {
+
+// Each scene's name, written once: its builder names the scene with it, and kScenes (below)
+// lists it for scene_names() and make_scene().
+constexpr std::string_view kTangledStart = "tangled-start";
+constexpr std::string_view kDroppedCloth = "dropped-cloth";
+constexpr std::string_view kTwoSheets = "two-sheets";
 
 double square(double x) {
   return x * x;
@@ -37,7 +44,7 @@ Scene tangled_start() {
   const double centre = 0.5 * (kSide - 1);
 
   Scene scene;
-  scene.name = "tangled-start";
+  scene.name = kTangledStart;
   // Rest shape: a flat sheet hanging in the x-z plane, top row at z = 4.9.
   scene.pieces.push_back(quad_grid(kSide, kSide, [&](Index c, Index r) {
     return Vec3((c - centre) * kSpacing, 0, (kSide - 1 - r) * kSpacing);
@@ -74,7 +81,7 @@ Scene dropped_cloth() {
   const double centre = 0.5 * (kSide - 1);
 
   Scene scene;
-  scene.name = "dropped-cloth";
+  scene.name = kDroppedCloth;
   scene.pieces.push_back(quad_grid(kSide, kSide, [&](Index c, Index r) {
     return Vec3((c - centre) * kSpacing, (r - centre) * kSpacing, kHeight);
   }));
@@ -98,7 +105,7 @@ Scene two_sheets() {
   const double cos_turn = portable::cos_pi(0.25), sin_turn = portable::sin_pi(0.25);
 
   Scene scene;
-  scene.name = "two-sheets";
+  scene.name = kTwoSheets;
   scene.pieces.push_back(quad_grid(kSide, kSide, [&](Index c, Index r) {
     return Vec3((c - centre) * kSpacing, (r - centre) * kSpacing, kHeight);
   }));
@@ -121,9 +128,8 @@ struct NamedScene {
   Scene (*make)();
 };
 
-constexpr std::array<NamedScene, 3> kScenes{{{"tangled-start", tangled_start},
-                                             {"dropped-cloth", dropped_cloth},
-                                             {"two-sheets", two_sheets}}};
+constexpr std::array<NamedScene, 3> kScenes{
+    {{kTangledStart, tangled_start}, {kDroppedCloth, dropped_cloth}, {kTwoSheets, two_sheets}}};
 
 constexpr auto kSceneNames = [] {
   std::array<std::string_view, kScenes.size()> names{};

@@ -2,6 +2,8 @@
 // crossing, untangled output free of intersections (checked by detecting it again), inputs
 // left alone, progress callbacks that see every iteration and can cancel, and sequences.
 #include <cmath>
+#include <cstddef>
+#include <cstring>
 
 #include "fixtures.hpp"
 
@@ -100,7 +102,8 @@ TEST(CapiUntangle, PokingCornerComesOutFree) {
   EXPECT_EQ(calls.total, 1000);
   // The first clean state comes within the iterations run (the rest relax), and the stages'
   // times (ABI 1.2) are each part of the call's time: detection and the solver ran, the
-  // proximity searches are part of the solver's.
+  // proximity searches and the strain-limit sweeps (ABI 1.3; the default limit runs them) are
+  // disjoint parts of the solver's.
   EXPECT_GE(report.iterations_to_clean, 1);
   EXPECT_LE(report.iterations_to_clean, report.iterations);
   EXPECT_GT(report.seconds_detection, 0);
@@ -108,6 +111,8 @@ TEST(CapiUntangle, PokingCornerComesOutFree) {
   EXPECT_GE(report.seconds_analysis, 0);
   EXPECT_GE(report.seconds_response, 0);
   EXPECT_LE(report.seconds_proximity, report.seconds_solver);
+  EXPECT_GT(report.seconds_strain_limit, 0);
+  EXPECT_LE(report.seconds_proximity + report.seconds_strain_limit, report.seconds_solver);
   EXPECT_LE(report.seconds_detection + report.seconds_analysis + report.seconds_response +
                 report.seconds_solver,
             report.seconds);
@@ -199,6 +204,57 @@ TEST(CapiUntangle, SequenceUntanglesEveryFrameAndCancelsBetweenFrames) {
   EXPECT_EQ(done, 1u);
   EXPECT_TRUE(std::equal(output.begin(), output.begin() + 3 * n, partial.begin()));
   EXPECT_EQ(partial[3 * n], -1.0f) << "unfinished frames are not written";
+}
+
+// Property: a caller built against ABI 1.2 (its report ends before seconds_strain_limit) gets
+// every field it knows, and the bytes past its struct_size are not written: for one state, and
+// for a sequence whose reports are laid out at that older stride.
+TEST(CapiUntangle, AnOlderReportGetsItsFieldsAndNothingBeyond) {
+  const std::vector<Sheet> sheets = poking_corner();
+  ScenePtr scene = make_scene(sheets);
+  const std::vector<float> input = concatenated(sheets);
+  const std::size_t n = input.size() / 3;
+  constexpr std::size_t kOlder = offsetof(UtUntangleReport, seconds_strain_limit);
+  constexpr double kUntouched = -7.0;
+  std::vector<float> output(input.size());
+  UtUntangleReport report;
+  report.struct_size = kOlder;
+  report.seconds_proximity = kUntouched;
+  report.seconds_strain_limit = kUntouched;
+  ASSERT_EQ(ut_untangle(scene.get(), nullptr, nullptr, nullptr, output.data(), n, &report, nullptr,
+                        nullptr),
+            UT_OK)
+      << last_error();
+  EXPECT_EQ(report.struct_size, kOlder);
+  EXPECT_EQ(report.pairs_after, 0u);
+  EXPECT_GE(report.seconds_proximity, 0);
+  EXPECT_EQ(report.seconds_strain_limit, kUntouched);
+
+  // Two frames' reports packed at the older stride, followed by a guard that must stay as it is.
+  std::vector<unsigned char> reports(2 * kOlder + sizeof(double), 0xAB);
+  const std::vector<unsigned char> guard(reports.end() - sizeof(double), reports.end());
+  UtUntangleReport first{};
+  first.struct_size = kOlder;
+  std::memcpy(reports.data(), &first, kOlder);
+  std::vector<float> frames = input;
+  frames.insert(frames.end(), input.begin(), input.end());
+  std::vector<float> outputs(frames.size());
+  std::size_t done = 0;
+  ASSERT_EQ(ut_untangle_sequence(scene.get(), nullptr, nullptr, frames.data(), 2, n, outputs.data(),
+                                 reinterpret_cast<UtUntangleReport*>(reports.data()), &done,
+                                 nullptr, nullptr),
+            UT_OK)
+      << last_error();
+  EXPECT_EQ(done, 2u);
+  for (std::size_t f = 0; f < 2; ++f) {
+    UtUntangleReport frame{};
+    std::memcpy(&frame, reports.data() + f * kOlder, kOlder);
+    EXPECT_EQ(frame.struct_size, kOlder) << f;
+    EXPECT_EQ(frame.pairs_after, 0u) << f;
+    EXPECT_GT(frame.seconds, 0) << f;
+    EXPECT_LE(frame.seconds_solver, frame.seconds) << f;
+  }
+  EXPECT_TRUE(std::equal(guard.begin(), guard.end(), reports.end() - sizeof(double)));
 }
 
 // Property: an empty sequence is finished at once, and its (empty) report array is not read:

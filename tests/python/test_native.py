@@ -232,12 +232,16 @@ class UntangleTests(unittest.TestCase):
         self.assertFalse(report["cancelled"])
         self.assertEqual(len(calls), report["iterations"])
         self.assertTrue(all(n == 1000 for _, n, _ in calls))
-        # The first clean state within the iterations; the stages' times (ABI 1.2) in the call's.
+        # The first clean state within the iterations; the stages' times (ABI 1.2) in the call's,
+        # the proximity searches and the strain-limit sweeps (ABI 1.3) disjoint parts of the
+        # solver's (the default strain limit runs its sweeps).
         self.assertTrue(1 <= report["iterations_to_clean"] <= report["iterations"])
         stages = report["stage_seconds"]
         self.assertGreater(stages["detection"], 0)
         self.assertGreater(stages["solver"], 0)
         self.assertLessEqual(stages["proximity"], stages["solver"])
+        self.assertGreater(stages["strain_limit"], 0)
+        self.assertLessEqual(stages["proximity"] + stages["strain_limit"], stages["solver"])
         self.assertLessEqual(stages["detection"] + stages["analysis"] + stages["response"] + stages["solver"],
                              report["seconds"])
         self.assertEqual([len(o) for o in out], [len(p.positions) for p in pieces])
