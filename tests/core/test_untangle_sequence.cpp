@@ -119,5 +119,46 @@ TEST(UntangleSequence, ACleanCarriedStartBeyondTheStrainLimitIsSolvedWithinIt) {
   }
 }
 
+// A frame of a sequence starts at half the push its predecessor ended at (never below the gentle
+// start), so a tangle that needed a strong push in one frame does not climb to it again from the
+// gentle start in the next; independent frames, and every frame without carry_push, start
+// gentle. The tilted sheet, mirrored in z in frame 1 (the carried correction points the wrong
+// way) and back in frame 2, with a very gentle start that has to double several times.
+TEST(UntangleSequence, AFrameStartsAtHalfThePushItsPredecessorEndedAt) {
+  const Case c(tilted_sheet_through_flat_one());
+  Positions mirrored = c.input;
+  Vec3 centre = Vec3::Zero();
+  for (const Vec3& x : mirrored) centre += x / static_cast<double>(mirrored.size());
+  for (Vec3& x : mirrored) x.z() = 2 * centre.z() - x.z();
+  const std::vector<Positions> frames{c.input, mirrored, c.input};
+  for (const bool carry : {true, false}) {
+    for (const bool independent : {false, true}) {
+      UntangleOptions options = default_options();
+      options.carry_push = carry;
+      options.sequence_strength_scale = 0.01;
+      options.stall_iterations = 2;
+      std::vector<Positions> output;
+      const SequenceReport report = untangle_sequence(c.mesh, frames, options, independent, output);
+      ASSERT_EQ(output.size(), frames.size());
+      bool started_stronger = false;
+      for (std::size_t f = 0; f < frames.size(); ++f) {
+        const std::string label = std::string(carry ? "carry" : "no carry") +
+                                  (independent ? ", independent" : "") + ", frame " +
+                                  std::to_string(f);
+        const UntangleReport& frame = report.frames[f];
+        EXPECT_EQ(brute_force_pairs(c.mesh, output[f]), 0u) << label;
+        EXPECT_LE(strain_against(c.mesh, frames[f], output[f]), 0.05) << label;
+        const double expected = f > 0 && carry && !independent
+                                    ? std::max(0.01, 0.5 * report.frames[f - 1].end_push)
+                                    : 0.01;
+        EXPECT_DOUBLE_EQ(frame.start_push, expected) << label;
+        started_stronger = started_stronger || frame.start_push > 0.01;
+      }
+      // The premise: some frame ended strong enough for its successor to start above gentle.
+      EXPECT_EQ(started_stronger, carry && !independent);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace untangle

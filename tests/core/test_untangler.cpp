@@ -2,7 +2,8 @@
 // front, a sheet corner poking through another, a tilted sheet through a flat one) end free of
 // intersections by an independent all-pairs test, with the edge lengths of the input kept within
 // 5 %; a single state starts at the strongest push, an unfinished solve returns its best state,
-// a stall goes on with Ye's rule and eases the pull, and a crossing along mesh vertices is seen.
+// a stall goes on with Ye's rule and eases the pull and the bending (a pleat cut out of a
+// Blender-made bake, tests/core/data), and a crossing along mesh vertices is seen.
 // Interface contract: test_untangler_contract.cpp; strain limit and relaxation:
 // test_untangler_strain.cpp; quad splits and flattening: test_untangler_quads.cpp; sequences:
 // test_untangle_sequence.cpp.
@@ -11,8 +12,10 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <string>
 
 #include "untangle/detection.hpp"
+#include "untangle/io/obj.hpp"
 #include "untangle/untangler.hpp"
 
 #include "support/untangler_cases.hpp"
@@ -132,6 +135,32 @@ TEST(Untangler, AStallEasesThePullTowardTheInput) {
   Positions output;
   const UntangleReport report = untangle(c.mesh, c.input, nullptr, options, output);
   expect_resolved(c, report, output);
+}
+// A pleat one polygon wide folded through itself: two triangles one strip apart cross, the strip
+// between them turned over. The patch (20 x 20 vertices) is cut out of a state where the
+// triangulated sphere bake stayed at this one pair (docs/untangler.md, "Stalls also ease the
+// bending"), with its input frame as the rest shape. The bending keeps the input's fold, so
+// only easing it on a stall lets the pushes turn the strip back.
+TEST(Untangler, AStallEasesTheBendingThatHoldsAPleat) {
+  const std::string data = UNTANGLE_TEST_DATA;
+  const ClothMesh mesh = ClothMesh::build(split_pieces(read_obj(data + "/pleat_state.obj")).meshes);
+  const Positions rest =
+      ClothMesh::build(split_pieces(read_obj(data + "/pleat_rest.obj")).meshes).rest_positions;
+  const Positions& input = mesh.rest_positions;
+  ASSERT_EQ(brute_force_pairs(mesh, input), 1u);
+  UntangleOptions options = default_options();
+  options.pull_stiffness = 0;  // in the bake the stalls had eased it to nothing
+  options.max_iterations = 20;
+  Positions output;
+  const UntangleReport eased = untangle(mesh, input, &rest, options, output);
+  EXPECT_EQ(eased.pairs_before, 1u);
+  EXPECT_EQ(eased.pairs_after, 0u);
+  EXPECT_EQ(brute_force_pairs(mesh, output), 0u);
+  options.ease_bending_on_stall = false;
+  Positions held;
+  const UntangleReport stuck = untangle(mesh, input, &rest, options, held);
+  EXPECT_GT(stuck.pairs_after, 0u);
+  EXPECT_GT(brute_force_pairs(mesh, held), 0u);
 }
 
 // A vertical sheet through a flat one exactly along a row of its vertices: every hit goes
