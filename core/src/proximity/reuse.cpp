@@ -13,9 +13,9 @@ using proximity_detail::meet;
 // the leaf pairs they give stay valid for the leaves whose particles have moved less than that
 // since: the searches until then only test those pairs again, and look up the few leaves that
 // moved farther on the trees at their current volumes. A larger margin walks less often but keeps
-// more leaf pairs, most of which the box test of the search then skips cheaply; in a crushed pile
-// the list grows with the cube of the margin (1.2 million leaf pairs at 3 thicknesses on the
-// 10,000-vertex sphere bake against 0.5 million at 1.5, walked every 25 searches against 40).
+// more leaf pairs, most of which the box test of the search then skips; in a crushed pile that
+// list grows with the cube of the margin, and skipping it costs more than the extra walks
+// (docs/untangler.md, "Time on piles").
 constexpr double kReuseMargin = 1.5;
 // Once more than this share of the leaves have moved beyond the margin, the trees are walked
 // again: looking up each such leaf would cost more. (On a cache bake either a few leaves move that
