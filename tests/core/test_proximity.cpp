@@ -153,7 +153,7 @@ TEST(Proximity, RingPairsHoldAFoldOneQuadWide) {
   EXPECT_EQ(search.find(x, h).size(), 0u);
 }
 
-// One search object, kept as the solver keeps it: after moves smaller than its margin (3
+// One search object, kept as the solver keeps it: after moves smaller than its margin (1.5
 // thicknesses) it tests the leaf pairs of its last walk of the trees again, after a larger move
 // it walks again. Every result must still be the all-pairs result at the new positions, also
 // when the neighbour rule changes between searches of one walk (the search keeps each leaf
@@ -204,7 +204,7 @@ TEST(Proximity, AFewVerticesMovedBeyondTheMarginFindTheirNewPairs) {
   for (Index v = 0; v < first_piece_size; v += 37) {
     const Index target =
         first_piece_size + (v * 7) % static_cast<Index>(pieces[1].positions.size());
-    if ((x[target] - x[v]).norm() < 4 * h) continue;  // must move beyond the margin (3 h)
+    if ((x[target] - x[v]).norm() < 4 * h) continue;  // must move beyond the margin (1.5 h)
     x[v] = x[target] + Vec3(0.2 * h, -0.1 * h, 0.3 * h);
     ++moved;
   }
