@@ -1,6 +1,7 @@
 """What the bench scripts run by Blender (`blender -b --python bench/X.py -- ARGS`) share."""
 
 import os
+import struct
 import sys
 
 
@@ -41,3 +42,17 @@ def read_obj(path):
 def fan_triangles(faces):
     """Each polygon split as a fan from its first corner, as the library splits it."""
     return [(face[0], face[i], face[i + 1]) for face in faces for i in range(1, len(face) - 1)]
+
+
+def read_pc2(path):
+    """The frames of a PC2 point cache, each a list of (x, y, z); a cache cut short (an
+    interrupted bake) gives the frames it holds."""
+    with open(path, "rb") as f:
+        data = f.read()
+    signature, _, points, _, _, samples = struct.unpack_from("<12siiffi", data, 0)
+    if signature != b"POINTCACHE2\0":
+        raise ValueError(f"{path}: not a PC2 file")
+    samples = min(samples, (len(data) - 32) // (12 * points)) if points else 0
+    values = struct.unpack_from(f"<{3 * points * samples}f", data, 32)
+    return [[values[3 * i:3 * i + 3] for i in range(s * points, (s + 1) * points)]
+            for s in range(samples)]

@@ -9,22 +9,11 @@ the caches bench/make_blender_tangles.py writes (docs/measurements.md, "Cases no
 Standard library only.
 """
 
-import struct
+import os
 import sys
 
-HEADER = struct.Struct("<12siiffi")  # signature, version, points, start frame, sample rate, samples
-
-
-def frame_positions(path, frame):
-    with open(path, "rb") as f:
-        signature, _, points, _, _, samples = HEADER.unpack(f.read(HEADER.size))
-        if signature != b"POINTCACHE2\0":
-            raise SystemExit(f"{path}: not a PC2 file")
-        if not 0 <= frame < samples:
-            raise SystemExit(f"{path}: frame {frame} not in 0..{samples - 1}")
-        f.seek(HEADER.size + frame * points * 12)
-        values = struct.unpack(f"<{3 * points}f", f.read(points * 12))
-    return [values[3 * i:3 * i + 3] for i in range(points)]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from blender_script import read_pc2  # noqa: E402
 
 
 def main(args):
@@ -32,7 +21,10 @@ def main(args):
         print(__doc__)
         return 1
     topology, cache, frame, out = args[0], args[1], int(args[2]), args[3]
-    positions = frame_positions(cache, frame)
+    frames = read_pc2(cache)
+    if not 0 <= frame < len(frames):
+        raise SystemExit(f"{cache}: frame {frame} not in 0..{len(frames) - 1}")
+    positions = frames[frame]
     with open(topology) as f:
         lines = f.readlines()
     vertex_lines = sum(1 for line in lines if line.startswith("v "))

@@ -21,7 +21,6 @@ library) that share no vertex; Blender lists each pair twice and also reports ne
 
 import json
 import os
-import struct
 import subprocess
 import sys
 import tempfile
@@ -31,16 +30,7 @@ import bpy
 from mathutils.bvhtree import BVHTree
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from blender_script import fan_triangles, find_cli, read_obj, script_arguments  # noqa: E402
-
-
-def read_pc2(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    _, _, points, _, _, samples = struct.unpack_from("<12siiffi", data, 0)
-    values = struct.unpack_from(f"<{3 * points * samples}f", data, 32)
-    return [[tuple(values[3 * (s * points + v):3 * (s * points + v) + 3]) for v in range(points)]
-            for s in range(samples)]
+from blender_script import fan_triangles, find_cli, read_obj, read_pc2, script_arguments  # noqa: E402
 
 
 def overlap_pairs(positions, triangles):

@@ -31,7 +31,6 @@ import fnmatch
 import json
 import os
 import signal
-import struct
 import subprocess
 import sys
 import tempfile
@@ -41,16 +40,12 @@ import numpy as np
 from mathutils.bvhtree import BVHTree
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import blender_script  # noqa: E402
 from blender_script import fan_triangles, find_cli, read_obj, script_arguments  # noqa: E402
 
 
 def read_pc2(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    _, _, points, _, _, samples = struct.unpack_from("<12siiffi", data, 0)
-    samples = min(samples, (len(data) - 32) // (12 * points)) if points else 0
-    values = np.frombuffer(data, dtype="<f4", count=3 * points * samples, offset=32)
-    return values.reshape(samples, points, 3).astype(np.float64)
+    return np.asarray(blender_script.read_pc2(path), dtype=np.float64)
 
 
 def overlap_pairs(positions, triangles):
