@@ -37,6 +37,7 @@ const std::vector<Variant>& variants() {
       {"-ye_fallback", [](UntangleOptions& o) { o.fall_back_to_ye = false; }},
       {"-ease_pull", [](UntangleOptions& o) { o.ease_pull_on_stall = false; }},
       {"-ease_bending", [](UntangleOptions& o) { o.ease_bending_on_stall = false; }},
+      {"+finish_each_frame", [](UntangleOptions& o) { o.finish_each_frame = true; }},
       // Not a rule off but the other push schedule: the sequence's gentle push, doubling on a
       // stall, from the first frame.
       {"+gentle_start", [](UntangleOptions& o) { o.strength_scale = o.sequence_strength_scale; }},

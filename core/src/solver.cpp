@@ -458,12 +458,16 @@ void Solver::solve(const SolverInput& input, Positions& x, SolverOutput& output)
       }
     }
   }
-  if (limit > 0) {
-    const auto start = std::chrono::steady_clock::now();
-    strain_limit_.finish(w, limit, x, parallel);
-    output.strain_limit_seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  }
+  if (limit > 0 && input.finish_strain_limit)
+    output.strain_limit_seconds = finish_strain_limit(w, limit, x);
+}
+
+double Solver::finish_strain_limit(const std::vector<double>& inverse_mass, double limit,
+                                   Positions& x) {
+  const auto start = std::chrono::steady_clock::now();
+  strain_limit_.finish(inverse_mass, limit, x,
+                       static_cast<std::ptrdiff_t>(x.size()) > kParallelMinimum);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 }  // namespace untangle

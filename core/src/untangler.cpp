@@ -119,6 +119,7 @@ UntangleReport solve(Splits& splits, const Positions& start, const Positions& re
   terms.pull_targets = &reference;
   terms.pull_stiffness = options.pull_stiffness;
   terms.strain_limit = options.strain_limit;
+  terms.finish_strain_limit = options.finish_each_frame;
   terms.ring_pairs = options.ring_pairs;
   terms.soft_diagonals = options.soft_diagonals;
 
@@ -184,6 +185,13 @@ UntangleReport solve(Splits& splits, const Positions& start, const Positions& re
     ++report.iterations;
     reached_pairs = detect_in_general_position(splits, reached, terms.spacing,
                                                options.general_position, &stepping);
+    if (reached_pairs == 0 && !terms.finish_strain_limit && options.strain_limit > 0) {
+      // A clean state is kept, so it must be within the strain limit too: swept into it and
+      // detected again (the solve goes on from it if that brought a crossing back).
+      splits.library.finish_strain_limit(reached, options.strain_limit);
+      reached_pairs = detect_in_general_position(splits, reached, terms.spacing,
+                                                 options.general_position, &stepping);
+    }
     flatten_quads_of(*stepping);
     if (progress && !progress(std::min(report.iterations, options.max_iterations),
                               options.max_iterations, reached_pairs)) {
@@ -248,6 +256,12 @@ UntangleReport solve(Splits& splits, const Positions& start, const Positions& re
     pairs = fewest_pairs;
     counted = fewest_split;
     splits.detect(fewest, &counted);
+  }
+  if (best_clean.empty() && !terms.finish_strain_limit && options.strain_limit > 0 &&
+      report.iterations > 0) {
+    // The state returned is within the strain limit too, and counted as it is returned.
+    splits.library.finish_strain_limit(output, options.strain_limit);
+    pairs = splits.detect(output, &counted);
   }
   if (pairs > 0) {
     report.contours_left = counted->detection().contours().count_by_type;

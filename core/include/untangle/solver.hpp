@@ -45,6 +45,10 @@ struct SolverInput {
   // split a polygon) back into [1 - strain_limit, 1 + strain_limit] times its rest length
   // (strain limiting, Provot 1995): the pushes cannot stretch the cloth beyond it.
   double strain_limit = 0;
+  // With a strain limit: the solve ends with sweeps until every polygon edge is within it
+  // (finish_strain_limit). Off, the last iteration's projection is all (the untangler finishes
+  // only the states it keeps).
+  bool finish_strain_limit = true;
   // A pair found closer than the thickness is held at the gap it had when found (at least a
   // quarter of the thickness) instead of pushed out to the thickness: it keeps the layers from
   // crossing without stretching cloth that lies crushed (the untangler's relaxation).
@@ -94,6 +98,10 @@ class Solver {
 
   // Runs settings.iterations iterations on x (the predicted positions on entry).
   void solve(const SolverInput& input, Positions& x, SolverOutput& output);
+
+  // Gauss-Seidel sweeps over the polygon edges until each is within [1 - limit, 1 + limit] times
+  // its rest length (to a small tolerance); returns the seconds they took.
+  double finish_strain_limit(const std::vector<double>& inverse_mass, double limit, Positions& x);
 
   // The search the proximity pairs come from, for the velocity update's approach filter: it
   // walks the same trees and reuses what it can between the searches of a frame.

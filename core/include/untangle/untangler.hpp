@@ -49,6 +49,10 @@ struct UntangleOptions {
   // pleat one polygon wide, folded through itself, is held by its bending alone). Relaxation
   // keeps the bending as given.
   bool ease_bending_on_stall = true;
+  // Every solver frame ends with sweeps until each polygon edge is within the strain limit. Off,
+  // only the states a solve keeps are swept so (a clean state before it counts as clean, and
+  // the state returned): the frames between go on from their last iteration's projection.
+  bool finish_each_frame = false;
   // Global intersection analysis (docs/untangler.md): each region a contour bounds moves back
   // through the other side as a whole, and proximity pairs whose two sides lie in opposite
   // regions of one contour are pushed back through instead of held where they are.

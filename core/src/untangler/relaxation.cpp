@@ -26,6 +26,7 @@ bool relax(Splits& splits, const Positions& reference, const FrameTerms& untangl
   if (best_strain <= options.relax_strain) return true;
   FrameTerms terms = untangling;
   terms.untangle = false;
+  terms.finish_strain_limit = true;  // every state relaxation takes is within the strain limit
   terms.hold_gaps = true;
   terms.pull_targets = nullptr;
   terms.flat_quads = nullptr;

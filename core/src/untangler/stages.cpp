@@ -95,6 +95,7 @@ void SplitStages::frame(Positions& x, const FrameTerms& terms) {
       nullptr,         terms.pull_targets, terms.pull_stiffness,
       terms.flat_quads};
   input.strain_limit = terms.strain_limit;
+  input.finish_strain_limit = terms.finish_strain_limit;
   input.hold_gaps = terms.hold_gaps;
   input.ring_pairs = terms.ring_pairs;
   input.soft_diagonals = terms.soft_diagonals;
@@ -107,6 +108,12 @@ void SplitStages::frame(Positions& x, const FrameTerms& terms) {
   seconds_.solver += seconds_since(start);
   seconds_.proximity += output.proximity_seconds;
   seconds_.strain_limit += output.strain_limit_seconds;
+}
+
+void SplitStages::finish_strain_limit(Positions& x, double limit) {
+  if (!(limit > 0)) return;
+  if (!solver_) solver_ = std::make_unique<Solver>(detection_.bvh());
+  seconds_.strain_limit += solver_->finish_strain_limit(*inverse_mass_, limit, x);
 }
 
 // Each region moves as a whole by `step` along its way back through the other side: a tangle

@@ -35,6 +35,7 @@ struct FrameTerms {
   double pull_stiffness = 0;
   const std::vector<std::array<Index, 4>>* flat_quads = nullptr;
   double strain_limit = 0;
+  bool finish_strain_limit = true;  // off: the caller finishes the states it keeps
   bool hold_gaps = false;
   bool ring_pairs = false;
   bool soft_diagonals = false;
@@ -79,6 +80,9 @@ class SplitStages {
   // One quasi-static frame from x, which detect() has just seen: the response and the regions'
   // pushes applied in parts across the solver's iterations, then the solver's constraints.
   void frame(Positions& x, const FrameTerms& terms);
+
+  // Sweeps every polygon edge of x into the strain limit (a frame run without its finish).
+  void finish_strain_limit(Positions& x, double limit);
 
  private:
   // Each region moves as a whole by `step` along its way back through the other side: a tangle
