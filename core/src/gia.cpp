@@ -21,6 +21,12 @@ struct Scratch {
   std::vector<std::uint8_t> blocked;   // pinch vertices of the contour: no part grows through
   std::vector<std::uint8_t> label;     // split of a pinched region: the side that reached it
   std::vector<Index> split_queue;
+  // The crease closure's shortest-path search (its own stamp: it runs between two floods).
+  std::vector<std::uint32_t> crease_stamp;
+  std::vector<double> crease_distance;
+  std::vector<Index> crease_previous;
+  std::vector<Index> closure;  // the vertices of the closure found for the current contour
+  std::uint32_t crease_round = 0;
   std::vector<Index> parent;              // union-find over components
   std::vector<std::vector<Index>> queue;  // per component root: its frontier
   std::vector<std::size_t> head, size;    // per component root
@@ -217,33 +223,110 @@ void way_back(const ClothMesh& mesh, const Positions& x, const Intersections& in
   for (Index v : region) depth = std::max(depth, (crossing - x[v]).dot(way));
 }
 
+// The vertices the triangle crossed at an open contour's end shares with the triangle the curve
+// would run into next, across the end hit's edge (which the narrow phase skips as adjacent to
+// it): one at a pinched fan, two where the curve runs into a fold between two neighbours.
+// Empty at a border end, or where the next triangle is not adjacent (the curve ended otherwise).
+std::vector<Index> shared_at_end(const ClothMesh& mesh, const Intersections& intersections,
+                                 const Contour& contour, bool last) {
+  const Hit& hit = intersections.hits[last ? contour.hits.back() : contour.hits.front()];
+  const Segment& end =
+      intersections.segments[last ? contour.segments.back() : contour.segments.front()];
+  const MeshEdge& edge = mesh.edges[hit.edge];
+  std::vector<Index> shared;
+  if (edge.triangle_count != 2) return shared;
+  Index next = kNoIndex;
+  for (Index t : edge.triangles) {
+    if (t != end.triangles[0] && t != end.triangles[1]) next = t;
+  }
+  if (next == kNoIndex) return shared;
+  for (Index u : mesh.triangles[next]) {
+    for (Index w : mesh.triangles[hit.triangle]) {
+      if (u == w) shared.push_back(u);
+    }
+  }
+  return shared;
+}
+
 // The vertex at which an open contour's end runs into a pinched fan, or kNoIndex. At the end
 // hit the curve would go on across the hit's edge into the edge's other triangle, still against
 // the triangle crossed; when those two share exactly one vertex the narrow phase skips them (a
 // fan folded through itself at that vertex) and the curve ends there.
 Index pinch_at_end(const ClothMesh& mesh, const Intersections& intersections,
                    const Contour& contour, bool last) {
-  const Hit& hit = intersections.hits[last ? contour.hits.back() : contour.hits.front()];
-  const Segment& end =
-      intersections.segments[last ? contour.segments.back() : contour.segments.front()];
-  const MeshEdge& edge = mesh.edges[hit.edge];
-  if (edge.triangle_count != 2) return kNoIndex;
-  Index next = kNoIndex;
-  for (Index t : edge.triangles) {
-    if (t != end.triangles[0] && t != end.triangles[1]) next = t;
+  const std::vector<Index> shared = shared_at_end(mesh, intersections, contour, last);
+  return shared.size() == 1 ? shared[0] : kNoIndex;
+}
+
+// Cosine of the angle between the two triangles' normals at an interior edge, oriented alike
+// (1: flat, -1: folded flat onto itself); 1 for a border or non-manifold edge.
+double fold_cosine(const ClothMesh& mesh, const Positions& x, Index e) {
+  const MeshEdge& edge = mesh.edges[e];
+  if (edge.triangle_count != 2) return 1;
+  auto runs_forward = [&](Index t) {
+    const auto& corners = mesh.triangles[t];
+    for (int i = 0; i < 3; ++i) {
+      if (corners[i] == edge.vertices[0] && corners[(i + 1) % 3] == edge.vertices[1]) return true;
+    }
+    return false;
+  };
+  const Vec3 n0 = unit_normal(mesh, x, edge.triangles[0]);
+  Vec3 n1 = unit_normal(mesh, x, edge.triangles[1]);
+  if (runs_forward(edge.triangles[0]) == runs_forward(edge.triangles[1])) n1 = -n1;
+  return n0.dot(n1);
+}
+
+// A crease closes a contour that ends inside the cloth at a fold. Two layers joined by a fold
+// meet along its crease, so where a crossing curve runs into the fold (the narrow phase skips
+// the triangles there, as adjacent) the layers go on touching along the crease: the curve and
+// the crease together are the line between the part of a layer that went through and the rest.
+// An edge is a crease when its triangles are folded by more than a right angle.
+constexpr double kCreaseCosine = 0;
+
+// The shortest path along creases from `anchors` to the cloth border (Dijkstra over crease
+// edges, by length, ties by vertex number), as its vertices in s.closure; false when no crease
+// leads there within `limit` vertices.
+bool crease_to_border(const ClothMesh& mesh, const Positions& x, const std::vector<Index>& anchors,
+                      std::size_t limit, Scratch& s) {
+  s.closure.clear();
+  if (anchors.empty()) return false;
+  const std::uint32_t round = ++s.crease_round;
+  using Entry = std::pair<double, Index>;
+  std::vector<Entry> heap;
+  auto later = [](const Entry& a, const Entry& b) { return a > b; };
+  for (Index a : anchors) {
+    if (s.crease_stamp[a] == round) continue;
+    s.crease_stamp[a] = round;
+    s.crease_distance[a] = 0;
+    s.crease_previous[a] = kNoIndex;
+    heap.emplace_back(0.0, a);
   }
-  if (next == kNoIndex) return kNoIndex;
-  Index shared = kNoIndex;
-  int count = 0;
-  for (Index u : mesh.triangles[next]) {
-    for (Index w : mesh.triangles[hit.triangle]) {
-      if (u == w) {
-        shared = u;
-        ++count;
-      }
+  std::make_heap(heap.begin(), heap.end(), later);
+  std::size_t settled = 0;
+  while (!heap.empty() && settled < limit) {
+    std::pop_heap(heap.begin(), heap.end(), later);
+    const auto [distance, v] = heap.back();
+    heap.pop_back();
+    if (distance > s.crease_distance[v]) continue;  // a stale entry
+    ++settled;
+    if (mesh.vertex_is_border[v]) {
+      for (Index u = v; u != kNoIndex; u = s.crease_previous[u]) s.closure.push_back(u);
+      return true;
+    }
+    for (Index e : mesh.vertex_edges[v]) {
+      if (fold_cosine(mesh, x, e) >= kCreaseCosine) continue;
+      const MeshEdge& edge = mesh.edges[e];
+      const Index u = edge.vertices[0] == v ? edge.vertices[1] : edge.vertices[0];
+      const double through = distance + (x[u] - x[v]).norm();
+      if (s.crease_stamp[u] == round && !(through < s.crease_distance[u])) continue;
+      s.crease_stamp[u] = round;
+      s.crease_distance[u] = through;
+      s.crease_previous[u] = v;
+      heap.emplace_back(through, u);
+      std::push_heap(heap.begin(), heap.end(), later);
     }
   }
-  return count == 1 ? shared : kNoIndex;
+  return false;
 }
 
 // The regions of one contour. Each side's own cut edges bound its region (a loop's inside, the
@@ -270,9 +353,34 @@ void contour_regions(const ClothMesh& mesh, const Positions& x, const Intersecti
   };
   block_pinches(1);
   if (pinch[0] == kNoIndex || pinch[1] == kNoIndex) {
+    // Looked for when a side's own cut bounds nothing: the creases from the curve's inner ends
+    // to the border, which close it (kCreaseCosine); their vertices are blocked for that side.
+    int closure = -1;  // not looked for yet; then 0 (none) or 1
+    std::vector<Index> closure_blocked;
+    auto block_closure = [&](std::uint8_t blocked) {
+      for (Index v : closure_blocked) s.blocked[v] = blocked;
+    };
     for (int side = 0; side < 2; ++side) {
       collect_cuts(intersections, contour, 1u << side, s);
       flood_region(mesh, options, s, out.vertices[side]);
+      if (out.vertices[side].empty() && contour.type != ContourType::kLoop && closure != 0) {
+        if (closure < 0) {
+          std::vector<Index> anchors;
+          for (bool last : {false, true}) {
+            for (Index v : shared_at_end(mesh, intersections, contour, last)) anchors.push_back(v);
+          }
+          closure = crease_to_border(mesh, x, anchors, options.max_region_vertices, s) ? 1 : 0;
+          for (Index v : s.closure) {
+            if (!s.blocked[v]) closure_blocked.push_back(v);
+          }
+        }
+        if (closure == 1) {
+          block_closure(1);
+          collect_cuts(intersections, contour, 1u << side, s);
+          flood_region(mesh, options, s, out.vertices[side]);
+          block_closure(0);
+        }
+      }
       way_back(mesh, x, intersections, s, side, out.vertices[side], out.back_through[side],
                out.depth[side]);
     }
@@ -354,6 +462,9 @@ GlobalIntersections analyse_intersections(const ClothMesh& mesh, const Positions
       scratch.edge_odd.assign(mesh.edges.size(), 0);
       scratch.blocked.assign(mesh.vertex_count(), 0);
       scratch.label.assign(mesh.vertex_count(), 0);
+      scratch.crease_stamp.assign(mesh.vertex_count(), 0);
+      scratch.crease_distance.assign(mesh.vertex_count(), 0);
+      scratch.crease_previous.assign(mesh.vertex_count(), kNoIndex);
 #pragma omp for schedule(dynamic, 4)
       for (std::ptrdiff_t c = 0; c < static_cast<std::ptrdiff_t>(count); ++c) {
         errors.run([&] {

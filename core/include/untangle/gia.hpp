@@ -5,8 +5,10 @@
 // inside, the flap beyond a path that ends on the border, the lobes of a figure eight). An open
 // curve whose two ends run into pinched fans (two triangles sharing one vertex cross) is one
 // loop on the surface with its paths on both sides; the fold it bounds is split between the
-// sides. A curve that splits nothing (another dead end, a loop around a tube's handle) bounds
-// no region.
+// sides. An open curve whose side bounds nothing by itself but ends inside the cloth where two
+// layers are joined by a fold is closed by the fold's crease, the shortest way along it to the
+// border: the layers touch along it. A curve that splits nothing even so (another dead end, a
+// loop around a tube's handle) bounds no region.
 #pragma once
 
 #include "untangle/contours.hpp"
