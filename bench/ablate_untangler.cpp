@@ -30,6 +30,7 @@ const std::vector<Variant>& variants() {
       {"-region_push", [](UntangleOptions& o) { o.region_push = false; }},
       {"-flip_sides", [](UntangleOptions& o) { o.flip_sides = false; }},
       {"-gia", [](UntangleOptions& o) { o.region_push = o.flip_sides = false; }},
+      {"-crease_closure", [](UntangleOptions& o) { o.close_at_creases = false; }},
       {"-flatten", [](UntangleOptions& o) { o.flatten_crossed_quads = false; }},
       {"-ring_pairs", [](UntangleOptions& o) { o.ring_pairs = false; }},
       {"-soft_diagonals", [](UntangleOptions& o) { o.soft_diagonals = false; }},

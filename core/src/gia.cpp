@@ -363,7 +363,8 @@ void contour_regions(const ClothMesh& mesh, const Positions& x, const Intersecti
     for (int side = 0; side < 2; ++side) {
       collect_cuts(intersections, contour, 1u << side, s);
       flood_region(mesh, options, s, out.vertices[side]);
-      if (out.vertices[side].empty() && contour.type != ContourType::kLoop && closure != 0) {
+      if (out.vertices[side].empty() && contour.type != ContourType::kLoop &&
+          options.close_at_creases && closure != 0) {
         if (closure < 0) {
           std::vector<Index> anchors;
           for (bool last : {false, true}) {

@@ -116,6 +116,7 @@ UntangleReport solve(Splits& splits, const Positions& start, const Positions& re
   splits.thickness = terms.settings.thickness;
   terms.region_push = options.region_push;
   terms.flip_sides = options.flip_sides;
+  terms.close_at_creases = options.close_at_creases;
   terms.pull_targets = &reference;
   terms.pull_stiffness = options.pull_stiffness;
   terms.strain_limit = options.strain_limit;

@@ -32,6 +32,9 @@ struct GiaOptions {
   // A region that is not complete after this many vertices is not taken (its side is treated
   // as splitting nothing): bounds the work of a dense tangle's many contours.
   std::size_t max_region_vertices = 1u << 20;
+  // An open curve whose side bounds nothing by itself is closed by the crease from its inner end
+  // to the border, when there is one (docs/untangler.md, "A curve that runs into a fold").
+  bool close_at_creases = true;
 };
 
 struct GlobalIntersections {

@@ -67,7 +67,11 @@ void SplitStages::frame(Positions& x, const FrameTerms& terms) {
   GlobalIntersections regions;
   const bool analysed = terms.untangle && !contours.contours.empty();
   auto start = Clock::now();
-  if (analysed) regions = analyse_intersections(*mesh_, x, found, contours);
+  if (analysed) {
+    GiaOptions options;
+    options.close_at_creases = terms.close_at_creases;
+    regions = analyse_intersections(*mesh_, x, found, contours, options);
+  }
   seconds_.analysis += seconds_since(start);
   start = Clock::now();
   Displacement displacement;

@@ -28,9 +28,10 @@ inline double seconds_since(Clock::time_point start) {
 struct FrameTerms {
   Settings settings;  // the thickness resolved, the response strength scaled
   double spacing = 0;
-  bool untangle = true;     // the response and the regions' pushes (off while relaxing)
-  bool region_push = true;  // each region moves back through the other side as a whole
-  bool flip_sides = true;   // proximity pairs in opposite regions are pushed back through
+  bool untangle = true;          // the response and the regions' pushes (off while relaxing)
+  bool region_push = true;       // each region moves back through the other side as a whole
+  bool flip_sides = true;        // proximity pairs in opposite regions are pushed back through
+  bool close_at_creases = true;  // GiaOptions::close_at_creases
   const Positions* pull_targets = nullptr;
   double pull_stiffness = 0;
   const std::vector<std::array<Index, 4>>* flat_quads = nullptr;
