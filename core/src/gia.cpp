@@ -24,6 +24,7 @@ struct Scratch {
   // The crease closure's shortest-path search (its own stamp: it runs between two floods).
   std::vector<std::uint32_t> crease_stamp;
   std::vector<double> crease_distance;
+  std::vector<std::uint32_t> crease_target;
   std::vector<Index> crease_previous;
   std::vector<Index> closure;  // the vertices of the closure found for the current contour
   std::uint32_t crease_round = 0;
@@ -276,25 +277,28 @@ double fold_cosine(const ClothMesh& mesh, const Positions& x, Index e) {
   return n0.dot(n1);
 }
 
-// A crease closes a contour that ends inside the cloth at a fold. Two layers joined by a fold
-// meet along its crease, so where a crossing curve runs into the fold (the narrow phase skips
-// the triangles there, as adjacent) the layers go on touching along the crease: the curve and
-// the crease together are the line between the part of a layer that went through and the rest.
-// An edge is a crease when its triangles are folded by more than a right angle.
-constexpr double kCreaseCosine = 0;
+// A contour that ends inside the cloth is closed along the fold it runs into. Two layers joined
+// by a fold meet along its crease, so where a crossing curve runs into the fold (the narrow
+// phase skips the triangles there, as adjacent) the layers go on touching along the crease: the
+// curve and the crease together are the line between the part of a layer that went through and
+// the rest. The closure is the path along which the cloth is most folded: each edge costs its
+// length times (1 + cos) / 2 of its fold, nothing along a fold pressed flat, its whole length
+// across flat cloth, so the path follows the crease where there is one and bridges where it
+// fades. It runs to where the curve closes into a cut: from a curve's inner end to the border
+// loop its other end is on (a path to another border loop, the other rim of a tube, cuts
+// nothing off), or from one inner end to the other.
 
-// The shortest path along creases from `anchors` to the cloth border (Dijkstra over crease
-// edges, by length, ties by vertex number), as its vertices in s.closure; false when no crease
-// leads there within `limit` vertices.
-bool crease_to_border(const ClothMesh& mesh, const Positions& x, const std::vector<Index>& anchors,
-                      std::size_t limit, Scratch& s) {
+// The cheapest such path from `sources` to a vertex marked with the current round in
+// s.crease_target (Dijkstra, ties by vertex number), as its vertices in s.closure; false when
+// none is reached within `limit` vertices.
+bool fold_path(const ClothMesh& mesh, const Positions& x, const std::vector<Index>& sources,
+               std::size_t limit, Scratch& s) {
   s.closure.clear();
-  if (anchors.empty()) return false;
-  const std::uint32_t round = ++s.crease_round;
+  const std::uint32_t round = s.crease_round;
   using Entry = std::pair<double, Index>;
   std::vector<Entry> heap;
   auto later = [](const Entry& a, const Entry& b) { return a > b; };
-  for (Index a : anchors) {
+  for (Index a : sources) {
     if (s.crease_stamp[a] == round) continue;
     s.crease_stamp[a] = round;
     s.crease_distance[a] = 0;
@@ -305,19 +309,19 @@ bool crease_to_border(const ClothMesh& mesh, const Positions& x, const std::vect
   std::size_t settled = 0;
   while (!heap.empty() && settled < limit) {
     std::pop_heap(heap.begin(), heap.end(), later);
-    const auto [distance, v] = heap.back();
+    const auto [cost, v] = heap.back();
     heap.pop_back();
-    if (distance > s.crease_distance[v]) continue;  // a stale entry
+    if (cost > s.crease_distance[v]) continue;  // a stale entry
     ++settled;
-    if (mesh.vertex_is_border[v]) {
+    if (s.crease_target[v] == round) {
       for (Index u = v; u != kNoIndex; u = s.crease_previous[u]) s.closure.push_back(u);
       return true;
     }
     for (Index e : mesh.vertex_edges[v]) {
-      if (fold_cosine(mesh, x, e) >= kCreaseCosine) continue;
       const MeshEdge& edge = mesh.edges[e];
       const Index u = edge.vertices[0] == v ? edge.vertices[1] : edge.vertices[0];
-      const double through = distance + (x[u] - x[v]).norm();
+      const double through =
+          cost + (x[u] - x[v]).norm() * 0.5 * (1 + std::clamp(fold_cosine(mesh, x, e), -1.0, 1.0));
       if (s.crease_stamp[u] == round && !(through < s.crease_distance[u])) continue;
       s.crease_stamp[u] = round;
       s.crease_distance[u] = through;
@@ -327,6 +331,47 @@ bool crease_to_border(const ClothMesh& mesh, const Positions& x, const std::vect
     }
   }
   return false;
+}
+
+// The closure of an open contour along its fold (above), in s.closure; false when the contour
+// has no inner end at a fold, or both its ends are on the border.
+bool close_along_fold(const ClothMesh& mesh, const Positions& x, const Intersections& intersections,
+                      const Contour& contour, std::size_t limit, Scratch& s) {
+  s.closure.clear();
+  std::array<std::vector<Index>, 2> shared;
+  std::array<Index, 2> border_edge{kNoIndex, kNoIndex};
+  for (int end = 0; end < 2; ++end) {
+    const bool last = end == 1;
+    shared[end] = shared_at_end(mesh, intersections, contour, last);
+    const Index e = intersections.hits[last ? contour.hits.back() : contour.hits.front()].edge;
+    if (mesh.edges[e].triangle_count == 1) border_edge[end] = e;
+  }
+  const std::uint32_t round = ++s.crease_round;
+  std::vector<Index> sources;
+  if (border_edge[0] != kNoIndex || border_edge[1] != kNoIndex) {
+    const int inner = border_edge[0] != kNoIndex ? 1 : 0;
+    if (border_edge[inner] != kNoIndex || shared[inner].empty()) return false;
+    // The border loop of the other end, along border edges.
+    std::vector<Index> loop(mesh.edges[border_edge[1 - inner]].vertices.begin(),
+                            mesh.edges[border_edge[1 - inner]].vertices.end());
+    for (Index v : loop) s.crease_target[v] = round;
+    for (std::size_t head = 0; head < loop.size(); ++head) {
+      for (Index e : mesh.vertex_edges[loop[head]]) {
+        if (mesh.edges[e].triangle_count != 1) continue;
+        for (Index u : mesh.edges[e].vertices) {
+          if (s.crease_target[u] == round) continue;
+          s.crease_target[u] = round;
+          loop.push_back(u);
+        }
+      }
+    }
+    sources = shared[inner];
+  } else {
+    if (shared[0].empty() || shared[1].empty()) return false;
+    for (Index v : shared[1]) s.crease_target[v] = round;
+    sources = shared[0];
+  }
+  return fold_path(mesh, x, sources, limit, s);
 }
 
 // The regions of one contour. Each side's own cut edges bound its region (a loop's inside, the
@@ -354,7 +399,7 @@ void contour_regions(const ClothMesh& mesh, const Positions& x, const Intersecti
   block_pinches(1);
   if (pinch[0] == kNoIndex || pinch[1] == kNoIndex) {
     // Looked for when a side's own cut bounds nothing: the creases from the curve's inner ends
-    // to the border, which close it (kCreaseCosine); their vertices are blocked for that side.
+    // along the fold it runs into (close_along_fold); their vertices are blocked for that side.
     int closure = -1;  // not looked for yet; then 0 (none) or 1
     std::vector<Index> closure_blocked;
     auto block_closure = [&](std::uint8_t blocked) {
@@ -366,11 +411,9 @@ void contour_regions(const ClothMesh& mesh, const Positions& x, const Intersecti
       if (out.vertices[side].empty() && contour.type != ContourType::kLoop &&
           options.close_at_creases && closure != 0) {
         if (closure < 0) {
-          std::vector<Index> anchors;
-          for (bool last : {false, true}) {
-            for (Index v : shared_at_end(mesh, intersections, contour, last)) anchors.push_back(v);
-          }
-          closure = crease_to_border(mesh, x, anchors, options.max_region_vertices, s) ? 1 : 0;
+          closure =
+              close_along_fold(mesh, x, intersections, contour, options.max_region_vertices, s) ? 1
+                                                                                                : 0;
           for (Index v : s.closure) {
             if (!s.blocked[v]) closure_blocked.push_back(v);
           }
@@ -465,6 +508,7 @@ GlobalIntersections analyse_intersections(const ClothMesh& mesh, const Positions
       scratch.label.assign(mesh.vertex_count(), 0);
       scratch.crease_stamp.assign(mesh.vertex_count(), 0);
       scratch.crease_distance.assign(mesh.vertex_count(), 0);
+      scratch.crease_target.assign(mesh.vertex_count(), 0);
       scratch.crease_previous.assign(mesh.vertex_count(), kNoIndex);
 #pragma omp for schedule(dynamic, 4)
       for (std::ptrdiff_t c = 0; c < static_cast<std::ptrdiff_t>(count); ++c) {
