@@ -398,8 +398,8 @@ void contour_regions(const ClothMesh& mesh, const Positions& x, const Intersecti
   };
   block_pinches(1);
   if (pinch[0] == kNoIndex || pinch[1] == kNoIndex) {
-    // Looked for when a side's own cut bounds nothing: the creases from the curve's inner ends
-    // along the fold it runs into (close_along_fold); their vertices are blocked for that side.
+    // Looked for when a side's own cut bounds nothing: the path from the curve's inner end along
+    // the fold it runs into (close_along_fold), whose vertices are blocked for that side.
     int closure = -1;  // not looked for yet; then 0 (none) or 1
     std::vector<Index> closure_blocked;
     auto block_closure = [&](std::uint8_t blocked) {

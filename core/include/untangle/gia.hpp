@@ -6,9 +6,10 @@
 // curve whose two ends run into pinched fans (two triangles sharing one vertex cross) is one
 // loop on the surface with its paths on both sides; the fold it bounds is split between the
 // sides. An open curve whose side bounds nothing by itself but ends inside the cloth where two
-// layers are joined by a fold is closed by the fold's crease, the shortest way along it to the
-// border: the layers touch along it. A curve that splits nothing even so (another dead end, a
-// loop around a tube's handle) bounds no region.
+// layers are joined by a fold is closed along the fold (the layers touch along its crease): by
+// the path where the cloth is most folded, to the border loop of its other end or to its other
+// inner end. A curve that splits nothing even so (both ends on different borders, a loop around
+// a tube's handle) bounds no region.
 #pragma once
 
 #include "untangle/contours.hpp"
@@ -32,8 +33,8 @@ struct GiaOptions {
   // A region that is not complete after this many vertices is not taken (its side is treated
   // as splitting nothing): bounds the work of a dense tangle's many contours.
   std::size_t max_region_vertices = 1u << 20;
-  // An open curve whose side bounds nothing by itself is closed by the crease from its inner end
-  // to the border, when there is one (docs/untangler.md, "A curve that runs into a fold").
+  // An open curve whose side bounds nothing by itself is closed along the fold from its inner
+  // end (docs/untangler.md, "A curve that runs into a fold").
   bool close_at_creases = true;
 };
 

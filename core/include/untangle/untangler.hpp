@@ -58,7 +58,7 @@ struct UntangleOptions {
   // regions of one contour are pushed back through instead of held where they are.
   bool region_push = true;
   bool flip_sides = true;
-  // GIA closes an open curve that runs into a fold with the fold's crease (GiaOptions).
+  // GIA closes an open curve that runs into a fold along the fold (GiaOptions).
   bool close_at_creases = true;
   // A state with a hit exactly through a vertex or an edge (dropped by the narrow phase) is never
   // taken as clean; with general_position, the ends of such edges are nudged off it (1e-7 of a
