@@ -412,8 +412,7 @@ void contour_regions(const ClothMesh& mesh, const Positions& x, const Intersecti
           options.close_at_creases && closure != 0) {
         if (closure < 0) {
           closure =
-              close_along_fold(mesh, x, intersections, contour, options.max_region_vertices, s) ? 1
-                                                                                                : 0;
+              close_along_fold(mesh, x, intersections, contour, options.max_region_vertices, s);
           for (Index v : s.closure) {
             if (!s.blocked[v]) closure_blocked.push_back(v);
           }
