@@ -94,8 +94,9 @@ std::vector<std::array<Index, 4>> quads_of(const ClothMesh& mesh,
 }
 
 // One untangling solve: starts from `start`, keeps the edge lengths and bending of `rest` and is
-// pulled toward `reference`, the shape the user wants kept (the figures are measured against
-// it). Quasi-static: each frame starts at rest, so no push overshoots.
+// pulled toward `start`; `reference` is the shape the user gave, which the figures are measured
+// against (the same as `start` unless a sequence carries a correction into it). Quasi-static:
+// each frame starts at rest, so no push overshoots.
 UntangleReport solve(Splits& splits, const Positions& start, const Positions& reference,
                      const Positions& rest, const UntangleOptions& options, double start_strength,
                      Positions& output, const Progress& progress) {
@@ -117,7 +118,12 @@ UntangleReport solve(Splits& splits, const Positions& start, const Positions& re
   terms.region_push = options.region_push;
   terms.flip_sides = options.flip_sides;
   terms.close_at_creases = options.close_at_creases;
-  terms.pull_targets = &reference;
+  // A carried start is the input frame with the correction its predecessor needed. Pulled toward
+  // the input instead, the cloth was drawn back into the tangle that correction had undone, and
+  // the push undid it again: most of a bake's iterations went to that tug of war (the sphere
+  // cache: 2,671 iterations, 1,011 with the pull toward the start; docs/untangler.md, "The pull
+  // of a carried frame").
+  terms.pull_targets = &start;
   terms.pull_stiffness = options.pull_stiffness;
   terms.strain_limit = options.strain_limit;
   terms.finish_strain_limit = options.finish_each_frame;

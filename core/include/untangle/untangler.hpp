@@ -12,9 +12,11 @@
 namespace untangle {
 
 struct UntangleOptions {
-  Settings settings;                 // method, strength, thickness, threads; gravity is ignored
-  int max_iterations = 1000;         // pipeline frames at most
-  double pull_stiffness = 0.05;      // soft pull toward the input positions, per frame (0..1)
+  Settings settings;          // method, strength, thickness, threads; gravity is ignored
+  int max_iterations = 1000;  // pipeline frames at most
+  // Soft pull per frame (0..1) toward the input positions; in a sequence, toward a frame's carried
+  // start (its input plus the previous frame's correction), so the correction is not undone.
+  double pull_stiffness = 0.05;
   std::vector<double> inverse_mass;  // per vertex, 0 = pinned (never moves); empty = all 1
   // Once clean, up to relax_iterations more frames without the response and the pull, while
   // the strain against the input is above relax_strain: the solver evens out the stretch the
@@ -125,7 +127,8 @@ struct SequenceReport {
 };
 
 // Untangles every frame; unless independent, frame f+1 starts from input[f+1] + (output[f] -
-// input[f]). Each input frame is its own reference shape. progress gets (frame, frames, pairs).
+// input[f]) and is pulled toward that start. Each input frame is its own reference shape (the
+// strain and displacement are measured against it). progress gets (frame, frames, pairs).
 SequenceReport untangle_sequence(const ClothMesh& mesh, std::span<const Positions> frames,
                                  const UntangleOptions& options, bool independent,
                                  std::vector<Positions>& output, const Progress& progress = {});
