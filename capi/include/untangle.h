@@ -331,7 +331,8 @@ typedef int32_t (*UtProgressFn)(void* user_data, int32_t done, int32_t total, ui
 typedef struct UtUntangleOptions {
   uint32_t struct_size;   /* sizeof(UtUntangleOptions) of the caller */
   int32_t max_iterations; /* pipeline frames at most, in [1, 1000000]; default 1000 */
-  double pull_stiffness;  /* soft pull toward the input per frame, in [0, 1]; default 0.05 */
+  double pull_stiffness;  /* soft pull per frame toward the input (a carried sequence frame:
+                             toward its start), in [0, 1]; default 0.05 */
   int32_t independent;    /* sequence only: 1 = every frame on its own; default 0 (each frame
                              starts from the previous frame's correction) */
   int32_t reserved;       /* 0 */
