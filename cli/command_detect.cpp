@@ -29,8 +29,9 @@ int run_detect(CommandArgs args) {
       .flag("--json", "print one JSON object instead of text", &json)
       .flag("--no-cull", "test every BVH node against itself (no normal-cone culling)", &no_cull)
       .option("--repeat", "N",
-              "detect N times on the same world and report the fastest run (the first one\n"
-              "also pays for starting threads and touching fresh memory; default 1)",
+              "detect N times on the same world; with N > 1 report the fastest run after the\n"
+              "first (the first skips the refit of the positions just built on, and pays for\n"
+              "starting threads and touching fresh memory; default 1)",
               &repeat, 1, 1000)
       .epilog(
           "Times: build is the one-off set-up (the mesh, its BVH and the engine's world\n"
@@ -60,10 +61,12 @@ int run_detect(CommandArgs args) {
   auto per_frame_ms = [](const UtFrameStats& s) {
     return s.ms_refit + s.ms_broad + s.ms_narrow + s.ms_contours;
   };
+  // The first run is the one-shot (no refit: the BVH was just built on these positions); the
+  // warm runs after it each refit, as every frame of a simulation does.
   for (int run = 0; run < repeat; ++run) {
     check(ut_world_detect(world.get()), mesh_path);
     const UtFrameStats this_run = world.stats();
-    if (run == 0 || per_frame_ms(this_run) < per_frame_ms(stats)) stats = this_run;
+    if (run <= 1 || per_frame_ms(this_run) < per_frame_ms(stats)) stats = this_run;
   }
 
   const double build = stats.ms_build / 1000;
