@@ -249,16 +249,6 @@ std::vector<Index> shared_at_end(const ClothMesh& mesh, const Intersections& int
   return shared;
 }
 
-// The vertex at which an open contour's end runs into a pinched fan, or kNoIndex. At the end
-// hit the curve would go on across the hit's edge into the edge's other triangle, still against
-// the triangle crossed; when those two share exactly one vertex the narrow phase skips them (a
-// fan folded through itself at that vertex) and the curve ends there.
-Index pinch_at_end(const ClothMesh& mesh, const Intersections& intersections,
-                   const Contour& contour, bool last) {
-  const std::vector<Index> shared = shared_at_end(mesh, intersections, contour, last);
-  return shared.size() == 1 ? shared[0] : kNoIndex;
-}
-
 // Cosine of the angle between the two triangles' normals at an interior edge, oriented alike
 // (1: flat, -1: folded flat onto itself); 1 for a border or non-manifold edge.
 double fold_cosine(const ClothMesh& mesh, const Positions& x, Index e) {
@@ -334,16 +324,15 @@ bool fold_path(const ClothMesh& mesh, const Positions& x, const std::vector<Inde
 }
 
 // The closure of an open contour along its fold (above), in s.closure; false when the contour
-// has no inner end at a fold, or both its ends are on the border.
+// has no inner end at a fold, or both its ends are on the border. `shared`: shared_at_end of its
+// first and last end.
 bool close_along_fold(const ClothMesh& mesh, const Positions& x, const Intersections& intersections,
-                      const Contour& contour, std::size_t limit, Scratch& s) {
+                      const Contour& contour, const std::array<std::vector<Index>, 2>& shared,
+                      std::size_t limit, Scratch& s) {
   s.closure.clear();
-  std::array<std::vector<Index>, 2> shared;
   std::array<Index, 2> border_edge{kNoIndex, kNoIndex};
   for (int end = 0; end < 2; ++end) {
-    const bool last = end == 1;
-    shared[end] = shared_at_end(mesh, intersections, contour, last);
-    const Index e = intersections.hits[last ? contour.hits.back() : contour.hits.front()].edge;
+    const Index e = intersections.hits[end == 1 ? contour.hits.back() : contour.hits.front()].edge;
     if (mesh.edges[e].triangle_count == 1) border_edge[end] = e;
   }
   const std::uint32_t round = ++s.crease_round;
@@ -384,10 +373,17 @@ bool close_along_fold(const ClothMesh& mesh, const Positions& x, const Intersect
 void contour_regions(const ClothMesh& mesh, const Positions& x, const Intersections& intersections,
                      const Contour& contour, const GiaOptions& options, Scratch& s,
                      ContourRegions& out) {
+  // What each end's triangles share with the next ones (shared_at_end). One vertex is a pinch:
+  // the curve would go on across the end hit's edge into a triangle that shares only that vertex
+  // with the one crossed, which the narrow phase skips (a fan folded through itself there), so
+  // the curve ends at that vertex.
+  std::array<std::vector<Index>, 2> shared;
   std::array<Index, 2> pinch{kNoIndex, kNoIndex};
   if (contour.type != ContourType::kLoop && !contour.hits.empty()) {
-    pinch = {pinch_at_end(mesh, intersections, contour, false),
-             pinch_at_end(mesh, intersections, contour, true)};
+    for (int end = 0; end < 2; ++end) {
+      shared[end] = shared_at_end(mesh, intersections, contour, end == 1);
+      if (shared[end].size() == 1) pinch[end] = shared[end][0];
+    }
   }
   // The curve goes on to a pinch vertex at its end, so the vertex is part of the cut: no part
   // grows through it (a path from a pinch at the border to the border cuts a flap off).
@@ -411,8 +407,8 @@ void contour_regions(const ClothMesh& mesh, const Positions& x, const Intersecti
       if (out.vertices[side].empty() && contour.type != ContourType::kLoop &&
           options.close_at_creases && closure != 0) {
         if (closure < 0) {
-          closure =
-              close_along_fold(mesh, x, intersections, contour, options.max_region_vertices, s);
+          closure = close_along_fold(mesh, x, intersections, contour, shared,
+                                     options.max_region_vertices, s);
           for (Index v : s.closure) {
             if (!s.blocked[v]) closure_blocked.push_back(v);
           }
