@@ -345,11 +345,11 @@ UT_API UtStatus ut_world_culled_boxes(const UtWorld* world, float* boxes, size_t
     const std::vector<untangle::Index>& culled = w.intersections().culled_nodes;
     check_capacity(boxes, box_capacity, culled.size(), "boxes");
     if (boxes != nullptr) {
-      const std::vector<untangle::BvhNode>& nodes = w.bvh().nodes();
+      const untangle::Bvh& bvh = w.bvh();
       std::vector<untangle::Vec3> corners;
       corners.reserve(2 * culled.size());
       for (untangle::Index node : culled) {
-        const untangle::Kdop18& volume = nodes.at(node).volume;
+        const untangle::Kdop18f& volume = bvh.volume(node);
         corners.emplace_back(volume.min[0], volume.min[1], volume.min[2]);
         corners.emplace_back(volume.max[0], volume.max[1], volume.max[2]);
       }

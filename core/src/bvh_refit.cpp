@@ -14,35 +14,38 @@ using bvh_detail::check_positions;
 
 // Reads the leaf's corners only (its triangles are slots of them): one lookup fewer between the
 // node and the positions than through the mesh's leaves and triangles.
-void Bvh::refit_leaf(BvhNode& node, const Positions& positions, double inflation) const {
+void Bvh::refit_leaf(Index n, const Positions& positions, double inflation) {
+  const BvhNode& node = nodes_[n];
   const std::array<Index, 4>& corners = leaf_corners_[node.leaf];
   const std::uint8_t second = leaf_second_[node.leaf];
   const std::array<const Vec3*, 4> p = {&positions[corners[0]], &positions[corners[1]],
                                         &positions[corners[2]], &positions[corners[3]]};
-  // The corners projected on the 9 axes straight into the volume: no empty volume to start
-  // from, one pass per corner (a lone triangle's repeated corner changes no bit).
+  // The corners projected on the 9 axes straight into a volume on the stack: no empty volume to
+  // start from, one pass per corner (a lone triangle's repeated corner changes no bit). Only its
+  // rounding outwards to floats is stored.
+  Kdop18 volume;
   const auto d0 = Kdop18::project(*p[0]);
-  node.volume.min = d0;
-  node.volume.max = d0;
-  for (std::size_t c = 1; c < p.size(); ++c) node.volume.add(*p[c]);
-  if (inflation > 0) node.volume.inflate(inflation);
+  volume.min = d0;
+  volume.max = d0;
+  for (std::size_t c = 1; c < p.size(); ++c) volume.add(*p[c]);
+  if (inflation > 0) volume.inflate(inflation);
+  traversal_nodes_[n].volume = Kdop18f(volume);
   // The first triangle is corners 0, 1, 2 in its own order.
-  node.cone = NormalCone::from_triangle(*p[0], *p[1], *p[2]);
+  NormalCone cone = NormalCone::from_triangle(*p[0], *p[1], *p[2]);
   if (second != kLoneTriangle) {
-    node.cone = NormalCone::of_two(
-        node.cone,
-        NormalCone::from_triangle(*p[second & 3], *p[(second >> 2) & 3], *p[(second >> 4) & 3]));
+    cone = NormalCone::of_two(cone, NormalCone::from_triangle(*p[second & 3], *p[(second >> 2) & 3],
+                                                              *p[(second >> 4) & 3]));
   }
+  nodes_[n].cone = cone;
 }
 
 void Bvh::refit_node(Index n, const Positions& positions, double inflation) {
   BvhNode& node = nodes_[n];
-  Kdop18f& packed = traversal_nodes_[n].volume;
+  Kdop18f& volume = traversal_nodes_[n].volume;
   if (node.is_leaf()) {
-    refit_leaf(node, positions, inflation);
-    packed = Kdop18f(node.volume);
+    refit_leaf(n, positions, inflation);
   } else {
-    node.volume.merge(nodes_[node.left].volume, nodes_[node.right].volume);
+    volume.merge(traversal_nodes_[node.left].volume, traversal_nodes_[node.right].volume);
     // A cone of 90 degrees or more only says "not cullable", and so does every cone that
     // contains it: such parents get any() without the work of a merge.
     const NormalCone& a = nodes_[node.left].cone;
@@ -50,10 +53,9 @@ void Bvh::refit_node(Index n, const Positions& positions, double inflation) {
     node.cone = a.narrower_than_right_angle() && b.narrower_than_right_angle()
                     ? NormalCone::merge(a, b)
                     : NormalCone::any();
-    packed.merge(traversal_nodes_[node.left].volume, traversal_nodes_[node.right].volume);
   }
-  traversal_nodes_[n].size = (packed.max[0] - packed.min[0]) + (packed.max[1] - packed.min[1]) +
-                             (packed.max[2] - packed.min[2]);
+  traversal_nodes_[n].size = (volume.max[0] - volume.min[0]) + (volume.max[1] - volume.min[1]) +
+                             (volume.max[2] - volume.min[2]);
 }
 
 void Bvh::refit(const Positions& positions, double inflation) {

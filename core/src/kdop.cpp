@@ -58,6 +58,14 @@ std::array<Vec3, 8> Kdop18::box_corners() const {
   return corners;
 }
 
+bool Kdop18f::contains(const Vec3& p) const {
+  const auto d = Kdop18::project(p);
+  for (int k = 0; k < Kdop18::kAxes; ++k) {
+    if (d[k] < min[k] || d[k] > max[k]) return false;
+  }
+  return true;
+}
+
 Kdop18f::Kdop18f(const Kdop18& volume) {
   int k = 0;
 #if defined(__SSE2__)

@@ -97,7 +97,9 @@ TEST(Bvh, SeparatePiecesGiveNoCandidatesBetweenThem) {
 }
 
 // Refit keeps the shape and follows the positions: after moving the vertices every node's
-// volume contains all vertices of its leaves, and inflation widens each slab by exactly d.
+// volume contains all vertices of its leaves, and inflation by d contains each of them moved by
+// d along every axis of the volume, and widens each slab by d (up to the volumes' rounding to
+// floats).
 TEST(Bvh, RefitContainsMovedVerticesAndInflatesByTheDistance) {
   const auto start = crumpled(12, 1, 1, 5);
   const auto moved = crumpled(12, 1, 2, 6);  // same topology, other positions
@@ -107,22 +109,35 @@ TEST(Bvh, RefitContainsMovedVerticesAndInflatesByTheDistance) {
   const Positions x = test::concatenated_positions(moved);
   bvh.refit(x, 0.0);
   EXPECT_EQ(bvh.nodes().size(), node_count);
-  const std::vector<BvhNode> tight = bvh.nodes();
-  for (std::size_t n = 0; n < tight.size(); ++n) {
-    if (!tight[n].is_leaf()) continue;
-    for (Index i = static_cast<Index>(n); i != kNoIndex; i = tight[i].parent) {
-      for (Index t : mesh.leaves[tight[n].leaf]) {
-        if (t == kNoIndex) continue;
-        for (Index v : mesh.triangles[t]) EXPECT_TRUE(tight[i].volume.contains(x[v]));
+  const std::vector<BvhNode>& nodes = bvh.nodes();
+  std::vector<Kdop18f> tight;
+  for (std::size_t n = 0; n < node_count; ++n) tight.push_back(bvh.volume(static_cast<Index>(n)));
+  // Every vertex of each leaf, with the leaf's ancestors.
+  auto for_each_leaf_vertex = [&](auto&& visit) {
+    for (std::size_t n = 0; n < node_count; ++n) {
+      if (!nodes[n].is_leaf()) continue;
+      for (Index i = static_cast<Index>(n); i != kNoIndex; i = nodes[i].parent) {
+        for (Index t : mesh.leaves[nodes[n].leaf]) {
+          if (t == kNoIndex) continue;
+          for (Index v : mesh.triangles[t]) visit(i, x[v]);
+        }
       }
     }
-  }
+  };
+  for_each_leaf_vertex([&](Index i, const Vec3& p) { EXPECT_TRUE(tight[i].contains(p)); });
   const double d = 0.125;
   bvh.refit(x, d);
-  for (std::size_t n = 0; n < tight.size(); ++n) {
+  for_each_leaf_vertex([&](Index i, const Vec3& p) {
     for (int k = 0; k < Kdop18::kAxes; ++k) {
-      EXPECT_NEAR(bvh.nodes()[n].volume.min[k], tight[n].volume.min[k] - d, 1e-12);
-      EXPECT_NEAR(bvh.nodes()[n].volume.max[k], tight[n].volume.max[k] + d, 1e-12);
+      EXPECT_TRUE(bvh.volume(i).contains(p + d * Kdop18::axis(k)));
+      EXPECT_TRUE(bvh.volume(i).contains(p - d * Kdop18::axis(k)));
+    }
+  });
+  for (std::size_t n = 0; n < node_count; ++n) {
+    for (int k = 0; k < Kdop18::kAxes; ++k) {
+      // Coordinates of a few units: floats round them by under 1e-6.
+      EXPECT_NEAR(bvh.volume(static_cast<Index>(n)).min[k], tight[n].min[k] - d, 1e-5);
+      EXPECT_NEAR(bvh.volume(static_cast<Index>(n)).max[k], tight[n].max[k] + d, 1e-5);
     }
   }
   EXPECT_THROW(bvh.refit(x, -1.0), std::invalid_argument);

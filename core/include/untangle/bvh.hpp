@@ -13,8 +13,8 @@
 
 namespace untangle {
 
+// A node's links, cone and culling flag. Its volume lives in BvhTraversalNode (Bvh::volume).
 struct BvhNode {
-  Kdop18 volume;
   NormalCone cone;
   Index left = kNoIndex;  // children; kNoIndex for a leaf node
   Index right = kNoIndex;
@@ -25,8 +25,11 @@ struct BvhNode {
   bool is_leaf() const { return left == kNoIndex; }
 };
 
-// What the pair traversal reads of a node, packed apart from BvhNode: the volume in single
-// precision (rounded outwards) and the links. Refit keeps it in step with the nodes.
+// What the pair traversal reads of a node, packed apart from BvhNode: the volume and the links.
+// The volume is kept in single precision only, rounded outwards from the double projections of
+// the leaves' corners (so it contains the exact volume): half the bytes to refit and traverse,
+// and a parent's volume is the exact float union of its children's. Refit keeps it in step with
+// the nodes.
 struct BvhTraversalNode {
   Kdop18f volume;
   float size = 0;  // the sum of the volume's x, y and z extents: the traversal descends the larger
@@ -70,6 +73,8 @@ class Bvh {
   void find_candidates(bool cull, Candidates& result, CandidateBuffers& buffers) const;
 
   const std::vector<BvhNode>& nodes() const { return nodes_; }
+  // Node n's volume (inflated by inflation()), containing every corner of its leaves.
+  const Kdop18f& volume(Index n) const { return traversal_nodes_[n].volume; }
   std::span<const Index> roots() const { return roots_; }  // one per piece
   const ClothMesh& mesh() const { return *mesh_; }
   double inflation() const { return inflation_; }
@@ -91,7 +96,7 @@ class Bvh {
   // top_nodes_ and subtree_roots_ below node n at depth `depth`, in pre-order.
   void collect_split(Index n, std::size_t depth);
   void find_disks();
-  void refit_leaf(BvhNode& node, const Positions& positions, double inflation) const;
+  void refit_leaf(Index n, const Positions& positions, double inflation);
   // Node n's volume, cone and packed volume: a leaf's from the positions, an inner node's from
   // its children's.
   void refit_node(Index n, const Positions& positions, double inflation);

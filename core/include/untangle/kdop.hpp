@@ -54,6 +54,7 @@ struct alignas(16) Kdop18f {
   explicit Kdop18f(const Kdop18& volume);
   Kdop18f() = default;
   bool overlaps(const Kdop18f& other) const;  // inline below: the traversal's inner test
+  bool contains(const Vec3& p) const;         // p's double projections inside every slab
   // Exact in single precision (min and max round nothing): a parent's volume from its children.
   void merge(const Kdop18f& other) { merge(*this, other); }
   // Becomes the union of a and b.

@@ -16,11 +16,11 @@ namespace {
 
 // Squared distance from p to the axis-aligned part (x, y, z slabs) of a node's volume: a lower
 // bound of the distance to anything inside it.
-double box_distance_squared(const Kdop18& volume, const Vec3& p) {
+double box_distance_squared(const Kdop18f& volume, const Vec3& p) {
   double sum = 0;
   for (int axis = 0; axis < 3; ++axis) {
-    const double below = volume.min[axis] - p[axis];
-    const double above = p[axis] - volume.max[axis];
+    const double below = static_cast<double>(volume.min[axis]) - p[axis];
+    const double above = p[axis] - static_cast<double>(volume.max[axis]);
     const double gap = std::max({below, above, 0.0});
     sum += gap * gap;
   }
@@ -43,7 +43,7 @@ Closest closest_triangle(const ClothMesh& mesh, const Bvh& bvh, const Positions&
     const Index n = stack.back();
     stack.pop_back();
     const BvhNode& node = nodes[n];
-    if (box_distance_squared(node.volume, p) >= best.distance_squared) continue;
+    if (box_distance_squared(bvh.volume(n), p) >= best.distance_squared) continue;
     if (node.leaf != kNoIndex) {
       for (Index t : mesh.leaves[node.leaf]) {
         if (t == kNoIndex || !mesh.triangle_detectable[t]) continue;
@@ -55,8 +55,8 @@ Closest closest_triangle(const ClothMesh& mesh, const Bvh& bvh, const Positions&
       }
       continue;
     }
-    const double dl = box_distance_squared(nodes[node.left].volume, p);
-    const double dr = box_distance_squared(nodes[node.right].volume, p);
+    const double dl = box_distance_squared(bvh.volume(node.left), p);
+    const double dr = box_distance_squared(bvh.volume(node.right), p);
     // Pushed last = visited first.
     if (dl < dr) {
       stack.push_back(node.right);
