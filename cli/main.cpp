@@ -10,6 +10,7 @@
 
 #include "args.hpp"
 #include "command.hpp"
+#include "heap_policy.hpp"
 
 namespace untangle::cli {
 namespace {
@@ -96,6 +97,7 @@ int dispatch(const std::vector<std::string>& args) {
 }  // namespace untangle::cli
 
 int main(int argc, char** argv) {
+  untangle::cli::use_large_page_heap();
   const std::vector<std::string> args(argv + 1, argv + argc);
   try {
     return untangle::cli::dispatch(args);
