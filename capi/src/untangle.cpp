@@ -1,11 +1,14 @@
 // Detect-only and the untangler (one state, or a sequence frame by frame) behind the ABI.
 #include <chrono>
 #include <cstring>
+#include <span>
+#include <vector>
 
 #include "guard.hpp"
 #include "handles.hpp"
 #include "untangle/detection.hpp"
 #include "untangle/thread_scope.hpp"
+#include "untangle/weld.hpp"
 
 using untangle::capi::guard;
 using untangle::capi::require;
@@ -127,16 +130,29 @@ UT_API UtStatus ut_untangle(const UtScene* scene, const UtSettings* settings,
     check_report_size(report);
     untangle::UntangleOptions untangle_options = untangle::capi::options_from_c(options, nullptr);
     untangle_options.settings = untangle::capi::settings_from_c(settings);
-    untangle_options.inverse_mass = untangle::capi::concatenated_inverse_mass(source);
     untangle::Positions rest_shape;
     if (rest != nullptr) rest_shape = untangle::capi::read_xyz(rest, vertex_count, 0, "rest", true);
 
-    const untangle::ClothMesh mesh = untangle::ClothMesh::build(source.pieces);
-    const untangle::Positions input = untangle::capi::concatenated_positions(source.pieces);
-    untangle::Positions result;
+    // Copies of a vertex (sewn panels, split seams) are untangled as one; so is a rest shape's.
+    const untangle::Positions* const agree[] = {&rest_shape};
+    const untangle::Weld weld = untangle::weld_coincident_vertices(
+        source.pieces,
+        rest != nullptr ? std::span(agree) : std::span<const untangle::Positions* const>());
+    untangle_options.inverse_mass =
+        weld.to_welded_inverse_mass(untangle::capi::concatenated_inverse_mass(source));
+    if (rest != nullptr) rest_shape = weld.to_welded(rest_shape);
+    const untangle::ClothMesh mesh = untangle::ClothMesh::build(weld.pieces);
+    const untangle::Positions input = untangle::capi::concatenated_positions(weld.pieces);
+    untangle::Positions welded_result;
     const untangle::UntangleReport outcome =
         untangle::untangle(mesh, input, rest != nullptr ? &rest_shape : nullptr, untangle_options,
-                           result, progress_of(progress, user_data));
+                           welded_result, progress_of(progress, user_data));
+    if (welded_result.size() != mesh.vertex_count()) {
+      throw std::runtime_error("the untangler returned " + std::to_string(welded_result.size()) +
+                               " positions for " + std::to_string(mesh.vertex_count()) +
+                               " vertices");
+    }
+    const untangle::Positions result = weld.to_input(welded_result);
     if (result.size() != vertex_count) {
       throw std::runtime_error("the untangler returned " + std::to_string(result.size()) +
                                " positions for " + std::to_string(vertex_count) + " vertices");
@@ -171,7 +187,6 @@ UT_API UtStatus ut_untangle_sequence(const UtScene* scene, const UtSettings* set
     untangle::UntangleOptions untangle_options =
         untangle::capi::options_from_c(options, &independent);
     untangle_options.settings = untangle::capi::settings_from_c(settings);
-    untangle_options.inverse_mass = untangle::capi::concatenated_inverse_mass(source);
 
     std::vector<untangle::Positions> input(frame_count);
     for (std::size_t f = 0; f < frame_count; ++f) {
@@ -180,18 +195,26 @@ UT_API UtStatus ut_untangle_sequence(const UtScene* scene, const UtSettings* set
                                           what.c_str(), true);
     }
 
-    const untangle::ClothMesh mesh = untangle::ClothMesh::build(source.pieces);
+    // Copies of a vertex that coincide in the scene and in every frame are untangled as one.
+    std::vector<const untangle::Positions*> agree;
+    for (const untangle::Positions& frame : input) agree.push_back(&frame);
+    const untangle::Weld weld = untangle::weld_coincident_vertices(source.pieces, agree);
+    untangle_options.inverse_mass =
+        weld.to_welded_inverse_mass(untangle::capi::concatenated_inverse_mass(source));
+    for (untangle::Positions& frame : input) frame = weld.to_welded(frame);
+    const untangle::ClothMesh mesh = untangle::ClothMesh::build(weld.pieces);
     std::vector<untangle::Positions> result;
     const untangle::SequenceReport outcome = untangle::untangle_sequence(
         mesh, input, untangle_options, independent, result, progress_of(progress, user_data));
     const std::size_t finished = std::min(outcome.frames.size(), result.size());
     for (std::size_t f = 0; f < finished; ++f) {
-      if (result[f].size() != vertex_count) {
+      if (result[f].size() != mesh.vertex_count()) {
         throw std::runtime_error("the untangler returned a frame of the wrong size");
       }
     }
     for (std::size_t f = 0; f < finished; ++f) {
-      untangle::capi::write_xyz(result[f].data(), vertex_count, output + 3 * vertex_count * f, 0);
+      const untangle::Positions frame = weld.to_input(result[f]);
+      untangle::capi::write_xyz(frame.data(), vertex_count, output + 3 * vertex_count * f, 0);
       if (reports != nullptr) {
         auto* slot = reinterpret_cast<UtUntangleReport*>(reinterpret_cast<unsigned char*>(reports) +
                                                          f * report_stride);

@@ -1,0 +1,43 @@
+// Weld: vertices at the same position in the input become one vertex for the untangler. Meshes
+// made by other tools often come with such copies: panels of a garment sewn by coincident
+// vertices, vertices split along UV or normal seams by an exporter. Left apart, a copy is a
+// separate vertex whose seam the proximity push opens by the cloth thickness; welded, the seam
+// moves as one. The input's vertex list is kept: results are written back to every copy, so
+// copies that coincided in the input coincide in the output.
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "untangle/mesh.hpp"
+
+namespace untangle {
+
+struct Weld {
+  // The pieces the untangler works on: the input pieces with each group of copies as one vertex
+  // (the first copy's place), input pieces joined by a shared vertex made one piece (in the order
+  // of their first input piece, polygons in input order).
+  std::vector<PolygonMesh> pieces;
+  // Per input vertex (the pieces' global order), its vertex in `pieces` (their global order).
+  std::vector<Index> welded_of;
+  // Per welded vertex, its first input copy.
+  std::vector<Index> first_copy;
+  bool welds_nothing() const { return first_copy.size() == welded_of.size(); }
+  // Input-sized positions (or any per-vertex values) to welded-sized ones, by the first copies.
+  Positions to_welded(const Positions& input) const;
+  // Per-vertex inverse masses: a welded vertex is as heavy as its heaviest copy (a pinned copy
+  // pins it).
+  std::vector<double> to_welded_inverse_mass(const std::vector<double>& input) const;
+  // Welded-sized positions back to every input copy.
+  Positions to_input(const Positions& welded) const;
+};
+
+// Welds the vertices whose positions are equal (==, so -0 is 0) in the pieces and in every one of
+// `agree` (further input-sized position sets that must coincide too: a rest shape, the frames of
+// a cache). Copies that share a polygon are not welded (that polygon would lose a corner): such a
+// group keeps all its copies apart. Input that the mesh build would refuse (indices out of range,
+// non-finite positions, wrong sizes) is passed through unwelded, so the build reports it.
+Weld weld_coincident_vertices(std::span<const PolygonMesh> pieces,
+                              std::span<const Positions* const> agree = {});
+
+}  // namespace untangle

@@ -1,0 +1,117 @@
+// Weld: coincident vertices joined, checked against the hand-built layout of two sewn panels
+// (which vertices are copies is known from the grids), and the cases that must stay unwelded.
+#include "untangle/weld.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+namespace untangle {
+namespace {
+
+// Two panels of 4 x 3 vertices side by side in z = 0: the left one's column 3 and the right
+// one's column 0 are at x = 3, copies of each other (3 seam vertices). `gap` moves the right
+// panel away along x.
+std::vector<PolygonMesh> sewn_panels(double gap = 0) {
+  auto panel = [](double x0) {
+    return quad_grid(4, 3, [x0](Index i, Index j) { return Vec3(x0 + i, j, 0); });
+  };
+  return {panel(0), panel(3 + gap)};
+}
+
+Positions all_positions(const std::vector<PolygonMesh>& pieces) {
+  Positions all;
+  for (const PolygonMesh& piece : pieces) {
+    all.insert(all.end(), piece.positions.begin(), piece.positions.end());
+  }
+  return all;
+}
+
+// Property: the seam's copies become one vertex each (24 - 3), the panels one piece, every
+// polygon keeps its corners' places (read through the welded indices, against the input's),
+// and positions go back to every copy.
+TEST(Weld, SewnPanelsBecomeOnePieceWithOneVertexPerSeamPlace) {
+  const std::vector<PolygonMesh> pieces = sewn_panels();
+  const Weld weld = weld_coincident_vertices(pieces);
+  ASSERT_EQ(weld.pieces.size(), 1u);
+  EXPECT_FALSE(weld.welds_nothing());
+  EXPECT_EQ(weld.first_copy.size(), 21u);
+  EXPECT_EQ(weld.welded_of.size(), 24u);
+  for (Index j = 0; j < 3; ++j) {
+    EXPECT_EQ(weld.welded_of[j * 4 + 3], weld.welded_of[12 + j * 4]) << "seam row " << j;
+  }
+  const PolygonMesh& welded = weld.pieces[0];
+  ASSERT_EQ(welded.face_sizes.size(), 12u);
+  std::size_t at = 0;
+  for (std::size_t p = 0; p < 2; ++p) {
+    for (std::size_t k = 0; k < pieces[p].face_indices.size(); ++k, ++at) {
+      EXPECT_EQ(welded.positions[welded.face_indices[at]],
+                pieces[p].positions[pieces[p].face_indices[k]]);
+    }
+  }
+  const Positions input = all_positions(pieces);
+  EXPECT_EQ(weld.to_input(weld.to_welded(input)), input);
+  const ClothMesh mesh = ClothMesh::build(weld.pieces);
+  EXPECT_EQ(mesh.vertex_count(), 21u);
+  EXPECT_EQ(mesh.report.non_manifold_edges, 0u);
+}
+
+// Property: copies that part in another position set (a rest shape, a later frame) stay apart,
+// and input without copies passes through as it is.
+TEST(Weld, CopiesThatPartInAnotherSetStayApart) {
+  const std::vector<PolygonMesh> pieces = sewn_panels();
+  const Positions apart = all_positions(sewn_panels(0.5));
+  const Positions* const agree[] = {&apart};
+  const Weld weld = weld_coincident_vertices(pieces, agree);
+  EXPECT_TRUE(weld.welds_nothing());
+  ASSERT_EQ(weld.pieces.size(), 2u);
+  EXPECT_EQ(weld.pieces[1].positions, pieces[1].positions);
+  EXPECT_EQ(weld.pieces[1].face_indices, pieces[1].face_indices);
+  const std::vector<PolygonMesh> separate = sewn_panels(0.5);
+  EXPECT_TRUE(weld_coincident_vertices(separate).welds_nothing());
+}
+
+// Property: a polygon with two corners at one place (a zero-length edge) keeps them apart, so
+// the welded mesh still builds; the other seam places are welded.
+TEST(Weld, CornersOfOnePolygonAreNotWelded) {
+  std::vector<PolygonMesh> pieces = sewn_panels();
+  pieces[0].positions[1] = pieces[0].positions[0];  // the left panel's first edge collapsed
+  const Weld weld = weld_coincident_vertices(pieces);
+  EXPECT_EQ(weld.first_copy.size(), 21u);
+  EXPECT_NE(weld.welded_of[0], weld.welded_of[1]);
+  EXPECT_NO_THROW(ClothMesh::build(weld.pieces));
+}
+
+// Property: a pinned copy (inverse mass 0) pins its welded vertex.
+TEST(Weld, APinnedCopyPinsTheWeldedVertex) {
+  const Weld weld = weld_coincident_vertices(sewn_panels());
+  std::vector<double> inverse_mass(24, 1.0);
+  inverse_mass[12] = 0;  // the right panel's copy of seam row 0
+  const std::vector<double> welded = weld.to_welded_inverse_mass(inverse_mass);
+  ASSERT_EQ(welded.size(), 21u);
+  EXPECT_EQ(welded[weld.welded_of[3]], 0.0);
+  EXPECT_EQ(welded[weld.welded_of[7]], 1.0);
+  EXPECT_TRUE(weld.to_welded_inverse_mass({}).empty());
+}
+
+// Property: input the build refuses reaches it unwelded, so its error names the input's piece,
+// face and vertex.
+TEST(Weld, BadInputPassesThroughToTheBuildsError) {
+  std::vector<PolygonMesh> out_of_range = sewn_panels();
+  out_of_range[1].face_indices[5] = 99;
+  const Weld weld = weld_coincident_vertices(out_of_range);
+  EXPECT_TRUE(weld.welds_nothing());
+  EXPECT_EQ(weld.pieces[1].face_indices, out_of_range[1].face_indices);
+  EXPECT_THROW(ClothMesh::build(weld.pieces), MeshError);
+
+  std::vector<PolygonMesh> not_finite = sewn_panels();
+  not_finite[0].positions[2].x() = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_TRUE(weld_coincident_vertices(not_finite).welds_nothing());
+  const Positions short_set(5, Vec3::Zero());
+  const Positions* const agree[] = {&short_set};
+  EXPECT_TRUE(weld_coincident_vertices(sewn_panels(), agree).welds_nothing());
+}
+
+}  // namespace
+}  // namespace untangle
