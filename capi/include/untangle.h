@@ -376,6 +376,9 @@ typedef struct UtUntangleReport {
 } UtUntangleReport;
 
 /* Untangles the scene's pieces (their positions are the input; colliders are ignored).
+ * Vertices at the same position (==) in the input and in rest are untangled as one vertex and
+ * stay together in the output: panels sewn by coincident vertices, seams split by an exporter
+ * (copies that are corners of one polygon are left apart).
  *   settings:   NULL = defaults (gravity is ignored)
  *   options:    NULL = ut_untangle_options_init defaults (independent is ignored)
  *   rest:       NULL or vertex_count packed xyz: the shape whose edge lengths and bending the
@@ -400,8 +403,9 @@ UT_API UtStatus ut_untangle(const UtScene* scene, const UtSettings* settings,
  *                 is an empty array and not read
  *   frames_done:  NULL or the number of frames finished
  * Unless options->independent, frame f+1 starts from input[f+1] + (output[f] - input[f]).
- * Each input frame is its own rest shape. On cancel: UT_ERROR_CANCELLED, the finished frames
- * are written and *frames_done says how many. */
+ * Each input frame is its own rest shape. Vertices at the same position in every frame are
+ * untangled as one vertex, as in ut_untangle. On cancel: UT_ERROR_CANCELLED, the finished
+ * frames are written and *frames_done says how many. */
 UT_API UtStatus ut_untangle_sequence(const UtScene* scene, const UtSettings* settings,
                                      const UtUntangleOptions* options, const float* frames,
                                      size_t frame_count, size_t vertex_count, float* output,

@@ -195,10 +195,18 @@ UT_API UtStatus ut_untangle_sequence(const UtScene* scene, const UtSettings* set
                                           what.c_str(), true);
     }
 
-    // Copies of a vertex that coincide in the scene and in every frame are untangled as one.
+    // Copies of a vertex that coincide in every frame are untangled as one. The scene's own
+    // positions are not the input here: frame 0 stands in for them.
+    std::vector<untangle::PolygonMesh> topology = source.pieces;
+    if (!input.empty()) {
+      std::size_t v = 0;
+      for (untangle::PolygonMesh& piece : topology) {
+        for (untangle::Vec3& p : piece.positions) p = input[0][v++];
+      }
+    }
     std::vector<const untangle::Positions*> agree;
     for (const untangle::Positions& frame : input) agree.push_back(&frame);
-    const untangle::Weld weld = untangle::weld_coincident_vertices(source.pieces, agree);
+    const untangle::Weld weld = untangle::weld_coincident_vertices(topology, agree);
     untangle_options.inverse_mass =
         weld.to_welded_inverse_mass(untangle::capi::concatenated_inverse_mass(source));
     for (untangle::Positions& frame : input) frame = weld.to_welded(frame);
