@@ -22,6 +22,7 @@ int run_bake(CommandArgs args) {
   bool independent = false;
   std::string method;
   double strength = 0;
+  double thickness = 0;
   int threads = 0;
   bool json = false;
   ArgParser parser(
@@ -38,6 +39,10 @@ int run_bake(CommandArgs args) {
       .option("--method", "M", method_choices(), &method)
       .option("--strength", "S", "response strength (h0 = S * mean edge length; default 1)",
               &strength, 0, 1000)
+      .option("--thickness", "T",
+              "the gap kept between layers, in the mesh's units (default 0.01: a centimetre\n"
+              "in metres, as Blender's; give 1 for a mesh in centimetres, 10 in millimetres)",
+              &thickness, 0, 1000)
       .option(
           "--max-iterations", "N",
           "iterations per frame at most (default " + std::to_string(options.max_iterations) + ")",
@@ -66,6 +71,7 @@ int run_bake(CommandArgs args) {
   UtSettings settings = default_settings();
   if (!method.empty()) settings.method = parse_method(method);
   if (parser.given("--strength")) settings.response_strength = strength;
+  if (parser.given("--thickness")) settings.thickness = thickness;
   apply_threads(settings, threads);
 
   const MeshFile file = read_mesh_file(topology_path);

@@ -17,6 +17,7 @@ int run_fix(CommandArgs args) {
   UtUntangleOptions options = default_untangle_options();
   std::string method;
   double strength = 0;
+  double thickness = 0;
   int threads = 0;
   bool json = false;
   ArgParser parser(
@@ -39,6 +40,10 @@ int run_fix(CommandArgs args) {
       .option("--method", "M", method_choices(), &method)
       .option("--strength", "S", "response strength (h0 = S * mean edge length; default 1)",
               &strength, 0, 1000)
+      .option("--thickness", "T",
+              "the gap kept between layers, in the mesh's units (default 0.01: a centimetre\n"
+              "in metres, as Blender's; give 1 for a mesh in centimetres, 10 in millimetres)",
+              &thickness, 0, 1000)
       .option("--threads", "N", "OpenMP threads (0 = default); results do not depend on it",
               &threads, 0, 1024)
       .flag("--json", "print one JSON object instead of text", &json)
@@ -59,6 +64,7 @@ int run_fix(CommandArgs args) {
   UtSettings settings = default_settings();
   if (!method.empty()) settings.method = parse_method(method);
   if (parser.given("--strength")) settings.response_strength = strength;
+  if (parser.given("--thickness")) settings.thickness = thickness;
   apply_threads(settings, threads);
 
   MeshFile file = read_mesh_file(in_path);

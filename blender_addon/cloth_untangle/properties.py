@@ -57,7 +57,7 @@ class ClothUntangleSettings(bpy.types.PropertyGroup):
         name="Strength", default=1.0, min=0.0, soft_max=5.0, max=100.0, update=_redraw,
         description="Untangling move per frame, in particle spacings")
     thickness: FloatProperty(
-        name="Thickness", default=0.01, min=0.0, max=1.0, subtype='DISTANCE', unit='LENGTH',
+        name="Thickness", default=0.01, min=0.0, soft_max=1.0, max=1000.0, subtype='DISTANCE', unit='LENGTH',
         precision=4, description="Distance kept between close cloth parts (Untangle and Bake)")
     iterations: IntProperty(name="Solver Iterations", default=10, min=1, max=200,
                             description="Solver iterations per frame (Untangle and Bake)")

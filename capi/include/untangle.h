@@ -90,7 +90,7 @@ typedef enum UtMethod {
 } UtMethod;
 
 /* Every switch of the frame pipeline and the untangler. Booleans are 0 or 1. The engine
- * validates the values (ranges are in the engine's message, e.g. "thickness must be in [0, 1],
+ * validates the values (ranges are in the engine's message, e.g. "thickness must be in [0, 1000],
  * got -2") and refuses a bad value with UT_ERROR_INVALID_ARGUMENT. */
 typedef struct UtSettings {
   uint32_t struct_size;      /* sizeof(UtSettings) of the caller */

@@ -72,5 +72,37 @@ class Fix(Temp):
             self.assertIn("wrote " + fixed, out)
 
 
+
+class Units(Temp):
+    def test_thickness_in_the_meshs_units_gives_the_same_fix_at_any_scale(self):
+        """The same tangle in metres and in millimetres: with --thickness 10 (a centimetre in
+        millimetres) the millimetre fix is the metre fix scaled by 1000; with the default
+        thickness (0.01, a centimetre in metres) it is not."""
+        pieces = bump_through_sheet()
+        in_mm = [(name, [[c * 1000 for c in p] for p in points], faces)
+                 for name, points, faces in pieces]
+        metres, millimetres = self.path("m.obj"), self.path("mm.obj")
+        write_obj(metres, pieces)
+        write_obj(millimetres, in_mm)
+        outputs = {}
+        for name, source, extra in (("m", metres, ()), ("mm", millimetres, ("--thickness", "10")),
+                                    ("mm default", millimetres, ())):
+            out = self.path(name.replace(" ", "_") + "_out.obj")
+            status, stdout, err = run("fix", source, "-o", out, "--json", *extra)
+            self.assertEqual(status, 0, err)
+            self.assertEqual(json.loads(stdout)["pairs_after"], 0)
+            points, triangles = read_obj(out)
+            self.assertEqual(brute_force(points, triangles)[0], 0)
+            outputs[name] = points
+
+        def largest_difference(mm_points):
+            return max(abs(x / 1000 - y) for p, q in zip(mm_points, outputs["m"])
+                       for x, y in zip(p, q))
+
+        self.assertLess(largest_difference(outputs["mm"]), 1e-4)  # measured 1.2e-7
+        self.assertGreater(largest_difference(outputs["mm default"]), 1e-3)  # measured 0.024
+        status, _, err = run("fix", metres, "-o", self.path("x.obj"), "--thickness", "-1")
+        self.assertFails(status, 2, err, "--thickness")
+
 if __name__ == "__main__":
     main()

@@ -54,8 +54,8 @@ void expect_rejected(const std::function<void(Settings&)>& spoil, const std::str
 
 TEST(Settings, EachBadFieldIsNamedWithItsRange) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  expect_rejected([](Settings& s) { s.thickness = -2; }, "thickness", "[0, 1], got -2");
-  expect_rejected([&](Settings& s) { s.thickness = nan; }, "thickness", "[0, 1]");
+  expect_rejected([](Settings& s) { s.thickness = -2; }, "thickness", "[0, 1000], got -2");
+  expect_rejected([&](Settings& s) { s.thickness = nan; }, "thickness", "[0, 1000]");
   expect_rejected([](Settings& s) { s.response_strength = -1; }, "response_strength", "[0, 100]");
   expect_rejected([](Settings& s) { s.iterations = 0; }, "iterations", "[1, 1000], got 0");
   expect_rejected([](Settings& s) { s.iterations = 100000; }, "iterations", "[1, 1000]");
