@@ -10,6 +10,7 @@
 #include "engine.hpp"
 #include "json.hpp"
 #include "stage_report.hpp"
+#include "thickness_hint.hpp"
 #include "untangle/io/pc2.hpp"
 
 namespace untangle::cli {
@@ -96,6 +97,13 @@ int run_bake(CommandArgs args) {
       for (int k = 0; k < 3; ++k)
         input[3 * (f * n + i) + static_cast<std::size_t>(k)] = static_cast<float>(p[k]);
     }
+  }
+
+  if (!parser.given("--thickness")) {
+    Positions first_frame(n);
+    for (std::size_t i = 0; i < n; ++i) first_frame[i] = cache.frames[0][pieces.source_vertex[i]];
+    const std::string hint = thickness_hint(pieces, first_frame, settings.thickness);
+    if (!hint.empty()) std::fprintf(stderr, "untangle bake: %s\n", hint.c_str());
   }
 
   install_interrupt_handler();

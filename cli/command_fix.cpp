@@ -8,6 +8,7 @@
 #include "engine.hpp"
 #include "json.hpp"
 #include "stage_report.hpp"
+#include "thickness_hint.hpp"
 
 namespace untangle::cli {
 
@@ -72,6 +73,14 @@ int run_fix(CommandArgs args) {
   const ObjPieces& pieces = file.pieces;
   SceneHandle scene;
   add_pieces(scene, pieces, in_path);
+  if (!parser.given("--thickness")) {
+    Positions at_input;
+    for (const PolygonMesh& piece : pieces.meshes) {
+      at_input.insert(at_input.end(), piece.positions.begin(), piece.positions.end());
+    }
+    const std::string hint = thickness_hint(pieces, at_input, settings.thickness);
+    if (!hint.empty()) std::fprintf(stderr, "untangle fix: %s\n", hint.c_str());
+  }
 
   install_interrupt_handler();
   ProgressReporter progress{"iteration", {}};

@@ -77,7 +77,7 @@ class Units(Temp):
     def test_thickness_in_the_meshs_units_gives_the_same_fix_at_any_scale(self):
         """The same tangle in metres and in millimetres: with --thickness 10 (a centimetre in
         millimetres) the millimetre fix is the metre fix scaled by 1000; with the default
-        thickness (0.01, a centimetre in metres) it is not."""
+        thickness (0.01, a centimetre in metres) it is not, and the program says so."""
         pieces = bump_through_sheet()
         in_mm = [(name, [[c * 1000 for c in p] for p in points], faces)
                  for name, points, faces in pieces]
@@ -91,6 +91,8 @@ class Units(Temp):
             status, stdout, err = run("fix", source, "-o", out, "--json", *extra)
             self.assertEqual(status, 0, err)
             self.assertEqual(json.loads(stdout)["pairs_after"], 0)
+            # Only the millimetre mesh at the metre default gets the note on the units.
+            self.assertEqual("--thickness in its units" in err, name == "mm default", err)
             points, triangles = read_obj(out)
             self.assertEqual(brute_force(points, triangles)[0], 0)
             outputs[name] = points
