@@ -376,9 +376,10 @@ typedef struct UtUntangleReport {
 } UtUntangleReport;
 
 /* Untangles the scene's pieces (their positions are the input; colliders are ignored).
- * Vertices at the same position (==) in the input and in rest are untangled as one vertex and
- * stay together in the output: panels sewn by coincident vertices, seams split by an exporter
- * (copies that are corners of one polygon are left apart).
+ * Seams are sewn: vertices at the same position (==, in the input and in rest) that end border
+ * edges running together (panels sewn by coincident vertices, seams split by an exporter) are
+ * untangled as one vertex and stay together in the output. Copies that meet only at a point or
+ * inside the cloth (surfaces crossing exactly through a vertex) stay separate vertices.
  *   settings:   NULL = defaults (gravity is ignored)
  *   options:    NULL = ut_untangle_options_init defaults (independent is ignored)
  *   rest:       NULL or vertex_count packed xyz: the shape whose edge lengths and bending the
@@ -403,8 +404,8 @@ UT_API UtStatus ut_untangle(const UtScene* scene, const UtSettings* settings,
  *                 is an empty array and not read
  *   frames_done:  NULL or the number of frames finished
  * Unless options->independent, frame f+1 starts from input[f+1] + (output[f] - input[f]).
- * Each input frame is its own rest shape. Vertices at the same position in every frame are
- * untangled as one vertex, as in ut_untangle. On cancel: UT_ERROR_CANCELLED, the finished
+ * Each input frame is its own rest shape. Seams are sewn as in ut_untangle, by the positions of
+ * every frame. On cancel: UT_ERROR_CANCELLED, the finished
  * frames are written and *frames_done says how many. */
 UT_API UtStatus ut_untangle_sequence(const UtScene* scene, const UtSettings* settings,
                                      const UtUntangleOptions* options, const float* frames,

@@ -109,8 +109,70 @@ Weld weld_coincident_vertices(std::span<const PolygonMesh> pieces,
     const int c = place_order(a, b);
     return c < 0 || (c == 0 && a < b);
   });
+  // Copies at one place: `place` is the smallest index there (every vertex is its own first).
+  std::vector<Index> place(first);
   for (std::size_t i = 1; i < order.size(); ++i) {
-    if (place_order(order[i - 1], order[i]) == 0) first[order[i]] = first[order[i - 1]];
+    if (place_order(order[i - 1], order[i]) == 0) place[order[i]] = place[order[i - 1]];
+  }
+
+  // Only seams are sewn: copies that end border edges running together (two border edges of
+  // the input between the same two places). Copies that only meet at a point, or inside the
+  // cloth, are where surfaces cross exactly through a vertex: those stay apart, or the crossing
+  // would become a joint that no pair test sees.
+  struct PolygonEdge {
+    Index a, b;  // global input vertices, a < b
+  };
+  std::vector<PolygonEdge> edges;
+  for (std::size_t p = 0; p < pieces.size(); ++p) {
+    std::size_t at = 0;
+    for (Index size : pieces[p].face_sizes) {
+      for (Index k = 0; k < size; ++k) {
+        const Index a = piece_begin[p] + pieces[p].face_indices[at + k];
+        const Index b = piece_begin[p] + pieces[p].face_indices[at + (k + 1) % size];
+        edges.push_back({std::min(a, b), std::max(a, b)});
+      }
+      at += size;
+    }
+  }
+  auto by_vertices = [](const PolygonEdge& x, const PolygonEdge& y) {
+    return x.a < y.a || (x.a == y.a && x.b < y.b);
+  };
+  std::sort(edges.begin(), edges.end(), by_vertices);
+  struct BorderEdge {
+    Index low, high;  // the places of its ends, low <= high
+    PolygonEdge edge;
+  };
+  std::vector<BorderEdge> border;
+  for (std::size_t i = 0; i < edges.size();) {
+    std::size_t j = i + 1;
+    while (j < edges.size() && edges[j].a == edges[i].a && edges[j].b == edges[i].b) ++j;
+    if (j == i + 1) {  // in one polygon only: a border edge
+      const Index pa = place[edges[i].a], pb = place[edges[i].b];
+      border.push_back({std::min(pa, pb), std::max(pa, pb), edges[i]});
+    }
+    i = j;
+  }
+  std::sort(border.begin(), border.end(), [&](const BorderEdge& x, const BorderEdge& y) {
+    return x.low < y.low || (x.low == y.low && (x.high < y.high ||
+                                                (x.high == y.high && by_vertices(x.edge, y.edge))));
+  });
+  std::vector<std::uint8_t> sewn(total, 0);
+  for (std::size_t i = 0; i < border.size();) {
+    std::size_t j = i + 1;
+    while (j < border.size() && border[j].low == border[i].low && border[j].high == border[i].high)
+      ++j;
+    if (j > i + 1 && border[i].low != border[i].high) {
+      for (std::size_t k = i; k < j; ++k) sewn[border[k].edge.a] = sewn[border[k].edge.b] = 1;
+    }
+    i = j;
+  }
+  // A sewn copy's first copy is the first sewn one at its place (the order visits a place's
+  // copies by index).
+  std::vector<Index> first_sewn(total, kNoIndex);
+  for (Index v : order) {
+    if (!sewn[v]) continue;
+    if (first_sewn[place[v]] == kNoIndex) first_sewn[place[v]] = v;
+    first[v] = first_sewn[place[v]];
   }
   // A polygon with two copies of one place (a zero-length edge) would lose a corner: that
   // group stays apart.

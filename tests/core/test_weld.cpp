@@ -1,5 +1,6 @@
-// Weld: coincident vertices joined, checked against the hand-built layout of two sewn panels
-// (which vertices are copies is known from the grids), and the cases that must stay unwelded.
+// Weld: seams sewn, checked against hand-built layouts (which vertices are copies, and which of
+// them end border edges running together, is known from the grids), and the cases that must
+// stay unwelded.
 #include "untangle/weld.hpp"
 
 #include <gtest/gtest.h>
@@ -72,15 +73,32 @@ TEST(Weld, CopiesThatPartInAnotherSetStayApart) {
   EXPECT_TRUE(weld_coincident_vertices(separate).welds_nothing());
 }
 
-// Property: a polygon with two corners at one place (a zero-length edge) keeps them apart, so
-// the welded mesh still builds; the other seam places are welded.
+// Property: a quad folded flat onto itself (its two border edges running together, the other
+// two of zero length) would become a quad with repeated corners: its copies stay apart, so the
+// welded mesh still builds; the seam of the panels is sewn.
 TEST(Weld, CornersOfOnePolygonAreNotWelded) {
   std::vector<PolygonMesh> pieces = sewn_panels();
-  pieces[0].positions[1] = pieces[0].positions[0];  // the left panel's first edge collapsed
+  PolygonMesh folded;
+  folded.positions = {Vec3(0, 5, 0), Vec3(1, 5, 0), Vec3(1, 5, 0), Vec3(0, 5, 0)};
+  folded.face_sizes = {4};
+  folded.face_indices = {0, 1, 2, 3};
+  pieces.push_back(folded);
   const Weld weld = weld_coincident_vertices(pieces);
-  EXPECT_EQ(weld.first_copy.size(), 21u);
-  EXPECT_NE(weld.welded_of[0], weld.welded_of[1]);
+  EXPECT_EQ(weld.first_copy.size(), 21u + 4u);
   EXPECT_NO_THROW(ClothMesh::build(weld.pieces));
+}
+
+// Property: two sheets crossing exactly through a line of vertices (a horizontal grid and a
+// vertical one whose middle row lies on the first's middle column) share three places, inside
+// or at single border points, and no border edge: nothing is sewn, so the crossing stays one.
+TEST(Weld, SheetsCrossingThroughVerticesAreNotWelded) {
+  const std::vector<PolygonMesh> pieces = {
+      quad_grid(3, 3, [](Index i, Index j) { return Vec3(i, j, 0); }),
+      quad_grid(3, 3, [](Index i, Index j) { return Vec3(1, i, double(j) - 1); })};
+  EXPECT_EQ(pieces[0].positions[4], pieces[1].positions[4]);  // the shared middle
+  const Weld weld = weld_coincident_vertices(pieces);
+  EXPECT_TRUE(weld.welds_nothing());
+  EXPECT_EQ(weld.pieces.size(), 2u);
 }
 
 // Property: a pinned copy (inverse mass 0) pins its welded vertex.

@@ -1,9 +1,9 @@
-// Weld: vertices at the same position in the input become one vertex for the untangler. Meshes
-// made by other tools often come with such copies: panels of a garment sewn by coincident
-// vertices, vertices split along UV or normal seams by an exporter. Left apart, a copy is a
-// separate vertex whose seam the proximity push opens by the cloth thickness; welded, the seam
-// moves as one. The input's vertex list is kept: results are written back to every copy, so
-// copies that coincided in the input coincide in the output.
+// Weld: seams of the input sewn, for the untangler. Meshes made by other tools often hold a
+// vertex twice: panels of a garment sewn by coincident vertices, vertices split along UV or
+// normal seams by an exporter. Left apart, the two sides of such a seam are separate surfaces
+// that the proximity push opens by the cloth thickness; sewn, the seam moves as one. The input's
+// vertex list is kept: results are written back to every copy, so copies that coincided in the
+// input coincide in the output.
 #pragma once
 
 #include <span>
@@ -32,10 +32,12 @@ struct Weld {
   Positions to_input(const Positions& welded) const;
 };
 
-// Welds the vertices whose positions are equal (==, so -0 is 0) in the pieces and in every one of
-// `agree` (further input-sized position sets that must coincide too: a rest shape, the frames of
-// a cache). Copies that share a polygon are not welded (that polygon would lose a corner): such a
-// group keeps all its copies apart. Input that the mesh build would refuse (indices out of range,
+// Sews the seams: copies (vertices whose positions are equal, ==, in the pieces and in every one
+// of `agree`, further input-sized position sets such as a rest shape or the frames of a cache)
+// that end border edges running together (two border edges between the same two places) become
+// one vertex. Copies that meet only at a point or inside the cloth are where surfaces cross
+// exactly through a vertex, and stay apart. Copies that are corners of one polygon stay apart
+// (it would lose a corner). Input that the mesh build would refuse (indices out of range,
 // non-finite positions, wrong sizes) is passed through unwelded, so the build reports it.
 Weld weld_coincident_vertices(std::span<const PolygonMesh> pieces,
                               std::span<const Positions* const> agree = {});
