@@ -26,8 +26,9 @@ int run_fix(CommandArgs args) {
       "Moves the vertices of a self-intersecting mesh until no intersection is left (or\n"
       "the iteration limit is reached), keeping its shape: the edge lengths and bending\n"
       "of the input are kept and every vertex is pulled softly back toward its input\n"
-      "position. OUT.obj keeps the input's vertex order, faces, texture coordinates and\n"
-      "groups; its normals are dropped, because they no longer match the moved surface.");
+      "position. OUT.obj keeps the input's vertex order and colours, faces, texture\n"
+      "coordinates, groups and materials; its normals are dropped, because they no\n"
+      "longer match the moved surface.");
   parser.positional("IN.obj", "the tangled mesh (Wavefront OBJ)", &in_path)
       .option("-o,--output", "OUT.obj", "where to write the untangled mesh (required)", &out_path)
       .option(

@@ -225,6 +225,23 @@ TEST(ObjWrite, MaterialStatementsAreKept) {
   EXPECT_EQ(out.str().find("l 1 2"), std::string::npos);
 }
 
+// Property: what a `v` line holds after x y z (a vertex colour, a weight) is written back as it
+// was read, beside the new position; vertices without it get none.
+TEST(ObjWrite, VertexColoursAreKept) {
+  ObjMesh mesh =
+      parse("v 0 0 0 1.0 0.5 0.25\nv 1 0 0\nv 0 1 0 0.1 0.2 0.3\nv 1 1 0 2\nf 1 2 3\nf 2 4 3\n");
+  ASSERT_EQ(mesh.vertex_tails.size(), 4u);
+  EXPECT_EQ(mesh.vertex_tails[0], "1.0 0.5 0.25");
+  EXPECT_EQ(mesh.vertex_tails[1], "");
+  mesh.positions[0] = Vec3(0.5, 0, 0);
+  std::ostringstream out;
+  write_obj(out, mesh);
+  EXPECT_NE(out.str().find("v 0.5 0 0 1.0 0.5 0.25\nv 1 0 0\nv 0 1 0 0.1 0.2 0.3\nv 1 1 0 2\n"),
+            std::string::npos)
+      << out.str();
+  EXPECT_TRUE(parse("v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n").vertex_tails.empty());
+}
+
 // Property: an `o` directly followed by a `g` (Blender's export with groups) makes one piece
 // named after the `g`, and writing back keeps both statements.
 TEST(ObjPieces, ObjectFollowedByGroupIsOnePiece) {

@@ -113,7 +113,14 @@ class ObjParser {
   }
 
   // `v x y z`, optionally followed by w or by an r g b colour (common extensions).
-  void vertex() { mesh_.positions.push_back(numbers(3, 7, "vertex")); }
+  void vertex() {
+    mesh_.positions.push_back(numbers(3, 7, "vertex"));
+    if (tokens_.size() <= 4) return;
+    std::string tail(tokens_[4]);
+    for (std::size_t k = 5; k < tokens_.size(); ++k) tail += " " + std::string(tokens_[k]);
+    mesh_.vertex_tails.resize(mesh_.positions.size());
+    mesh_.vertex_tails.back() = std::move(tail);
+  }
   void texcoord() { mesh_.texcoords.push_back(numbers(1, 3, "texture coordinate")); }
   void normal() { mesh_.normals.push_back(numbers(3, 3, "normal")); }
 
@@ -272,7 +279,18 @@ void write_obj(std::ostream& out, const ObjMesh& mesh, bool with_normals) {
       text += '\n';
     }
   };
-  write_vectors(mesh.positions, "v", 3);
+  for (std::size_t i = 0; i < mesh.positions.size(); ++i) {
+    text += 'v';
+    for (int k = 0; k < 3; ++k) {
+      text += ' ';
+      append_number(text, mesh.positions[i][k]);
+    }
+    if (i < mesh.vertex_tails.size() && !mesh.vertex_tails[i].empty()) {
+      text += ' ';
+      text += mesh.vertex_tails[i];
+    }
+    text += '\n';
+  }
   write_vectors(mesh.texcoords, "vt", 2);
   if (with_normals) write_vectors(mesh.normals, "vn", 3);
 

@@ -18,6 +18,9 @@ namespace untangle {
 // Keeping the file's own numbering lets a tool write back what it read with new positions.
 struct ObjMesh {
   Positions positions;
+  // What a `v` line holds after x y z (a w, or an r g b colour as ZBrush, MeshLab and others
+  // write), verbatim, so that it is written back; empty when no vertex has any.
+  std::vector<std::string> vertex_tails;
   std::vector<Vec3> texcoords;  // u, v, w (w = 0 when absent)
   std::vector<Vec3> normals;
   std::vector<Index> face_sizes;
