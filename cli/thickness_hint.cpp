@@ -26,7 +26,7 @@ std::string thickness_hint(const ObjPieces& pieces, const Positions& positions, 
   if (edges == 0 || !(sum > 0) || !(thickness > 0)) return "";
   const double mean = sum / static_cast<double>(edges);
   const double ratio = thickness / mean;
-  if (ratio >= 0.01 && ratio <= 2) return "";
+  if (ratio >= 0.01) return "";  // above half an edge the untangler caps it itself
   char text[320];
   std::snprintf(text, sizeof text,
                 "note: the thickness %g is %.2g times the mesh's mean edge length %.3g; if the "

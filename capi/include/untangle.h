@@ -398,7 +398,7 @@ UT_API UtStatus ut_untangle(const UtScene* scene, const UtSettings* settings,
 /* Untangles every frame of a sequence (an animation cache). The scene's pieces give the
  * topology; their positions are ignored.
  *   frames:       frame_count * vertex_count packed xyz, frame after frame
- *   output:       the same size; frame f is written when frame f is finished
+ *   output:       the same size; the finished frames are written when the call returns
  *   reports:      NULL or an array of frame_count reports; its stride is reports[0].struct_size,
  *                 which the caller sets (the others are written whole); with no frames it
  *                 is an empty array and not read

@@ -133,9 +133,10 @@ UT_API UtStatus ut_untangle(const UtScene* scene, const UtSettings* settings,
     untangle::Positions rest_shape;
     if (rest != nullptr) rest_shape = untangle::capi::read_xyz(rest, vertex_count, 0, "rest", true);
 
-    // Copies of a vertex (sewn panels, split seams) are untangled as one; so is a rest shape's.
+    // Seams (copies of a vertex along coincident border edges: sewn panels, split seams) are
+    // sewn for the untangler; their copies must coincide in the rest shape too.
     const untangle::Positions* const agree[] = {&rest_shape};
-    const untangle::Weld weld = untangle::weld_coincident_vertices(
+    const untangle::Weld weld = untangle::sew_seams(
         source.pieces,
         rest != nullptr ? std::span(agree) : std::span<const untangle::Positions* const>());
     untangle_options.inverse_mass =
@@ -153,10 +154,6 @@ UT_API UtStatus ut_untangle(const UtScene* scene, const UtSettings* settings,
                                " vertices");
     }
     const untangle::Positions result = weld.to_input(welded_result);
-    if (result.size() != vertex_count) {
-      throw std::runtime_error("the untangler returned " + std::to_string(result.size()) +
-                               " positions for " + std::to_string(vertex_count) + " vertices");
-    }
     untangle::capi::write_xyz(result.data(), result.size(), output, 0);
     if (report != nullptr) untangle::capi::report_to_c(outcome, report);
     if (outcome.cancelled) {
@@ -195,8 +192,8 @@ UT_API UtStatus ut_untangle_sequence(const UtScene* scene, const UtSettings* set
                                           what.c_str(), true);
     }
 
-    // Copies of a vertex that coincide in every frame are untangled as one. The scene's own
-    // positions are not the input here: frame 0 stands in for them.
+    // Seams are sewn by the positions of every frame. The scene's own positions are not the
+    // input here: frame 0 stands in for them.
     std::vector<untangle::PolygonMesh> topology = source.pieces;
     if (!input.empty()) {
       std::size_t v = 0;
@@ -206,7 +203,7 @@ UT_API UtStatus ut_untangle_sequence(const UtScene* scene, const UtSettings* set
     }
     std::vector<const untangle::Positions*> agree;
     for (const untangle::Positions& frame : input) agree.push_back(&frame);
-    const untangle::Weld weld = untangle::weld_coincident_vertices(topology, agree);
+    const untangle::Weld weld = untangle::sew_seams(topology, agree);
     untangle_options.inverse_mass =
         weld.to_welded_inverse_mass(untangle::capi::concatenated_inverse_mass(source));
     for (untangle::Positions& frame : input) frame = weld.to_welded(frame);
@@ -220,9 +217,16 @@ UT_API UtStatus ut_untangle_sequence(const UtScene* scene, const UtSettings* set
         throw std::runtime_error("the untangler returned a frame of the wrong size");
       }
     }
+    // Every finished frame converted (and checked finite) before the first byte of the caller's
+    // output is written: a failure here leaves it as it was.
+    std::vector<float> staged(3 * vertex_count * finished);
     for (std::size_t f = 0; f < finished; ++f) {
       const untangle::Positions frame = weld.to_input(result[f]);
-      untangle::capi::write_xyz(frame.data(), vertex_count, output + 3 * vertex_count * f, 0);
+      untangle::capi::write_xyz(frame.data(), vertex_count, staged.data() + 3 * vertex_count * f,
+                                0);
+    }
+    if (!staged.empty()) std::memcpy(output, staged.data(), staged.size() * sizeof(float));
+    for (std::size_t f = 0; f < finished; ++f) {
       if (reports != nullptr) {
         auto* slot = reinterpret_cast<UtUntangleReport*>(reinterpret_cast<unsigned char*>(reports) +
                                                          f * report_stride);

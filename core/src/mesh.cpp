@@ -280,7 +280,7 @@ void build_face_adjacency(ClothMesh& mesh) {
 
 }  // namespace
 
-ClothMesh ClothMesh::build(std::span<const PolygonMesh> pieces, MeshParts parts) {
+void ClothMesh::validate(std::span<const PolygonMesh> pieces) {
   if (pieces.empty()) throw MeshError("no mesh was given");
   std::size_t total_vertices = 0;
   for (std::size_t p = 0; p < pieces.size(); ++p) {
@@ -288,6 +288,12 @@ ClothMesh ClothMesh::build(std::span<const PolygonMesh> pieces, MeshParts parts)
     total_vertices += pieces[p].positions.size();
   }
   if (total_vertices >= kNoIndex) throw MeshError("the meshes have too many vertices");
+}
+
+ClothMesh ClothMesh::build(std::span<const PolygonMesh> pieces, MeshParts parts) {
+  validate(pieces);
+  std::size_t total_vertices = 0;
+  for (const PolygonMesh& piece : pieces) total_vertices += piece.positions.size();
 
   ClothMesh mesh;
   mesh.rest_positions.reserve(total_vertices);

@@ -53,8 +53,8 @@ void validate(const Settings& settings) {
                                 std::to_string(method));
   }
   check_range("response_strength", settings.response_strength, 0, 100);
-  // In the mesh's units: 1000 leaves room for millimetres, and refuses a gap that would make
-  // every pair of a mesh a proximity pair.
+  // In the mesh's units: 1000 leaves room for millimetres. (The untangler and the worlds use at
+  // most half the mean edge length of it, kMaxThicknessPerSpacing.)
   check_range("thickness", settings.thickness, 0, 1000);
   check_range("iterations", settings.iterations, 1, 1000);
   check_range("time_step", settings.time_step, 0, 1, true);

@@ -7,21 +7,15 @@ namespace untangle {
 
 namespace {
 
-// What ClothMesh::build would refuse, checked before the weld reads any index or sorts any
-// position: such input goes to the build unwelded, which names the error.
+// What ClothMesh::build would refuse is checked by its own validation before the weld reads any
+// index or sorts any position: such input goes to the build unwelded, which names the error in
+// the input's pieces, faces and vertices.
 bool weldable(std::span<const PolygonMesh> pieces, std::span<const Positions* const> agree,
               std::size_t total) {
-  if (total >= kNoIndex) return false;
-  for (const PolygonMesh& piece : pieces) {
-    std::size_t corners = 0;
-    for (Index size : piece.face_sizes) corners += size;
-    if (corners != piece.face_indices.size()) return false;
-    for (Index v : piece.face_indices) {
-      if (v >= piece.positions.size()) return false;
-    }
-    for (const Vec3& p : piece.positions) {
-      if (!p.allFinite()) return false;
-    }
+  try {
+    ClothMesh::validate(pieces);
+  } catch (const MeshError&) {
+    return false;
   }
   for (const Positions* set : agree) {
     if (set == nullptr || set->size() != total) return false;
@@ -73,8 +67,7 @@ Positions Weld::to_input(const Positions& welded) const {
   return out;
 }
 
-Weld weld_coincident_vertices(std::span<const PolygonMesh> pieces,
-                              std::span<const Positions* const> agree) {
+Weld sew_seams(std::span<const PolygonMesh> pieces, std::span<const Positions* const> agree) {
   std::size_t total = 0;
   for (const PolygonMesh& piece : pieces) total += piece.positions.size();
   Positions input;
@@ -86,8 +79,9 @@ Weld weld_coincident_vertices(std::span<const PolygonMesh> pieces,
     piece_begin.push_back(static_cast<Index>(input.size()));
   }
 
-  // Each vertex's group representative: its first copy (the smallest index at the same place in
-  // the pieces and in every set of `agree`), found by one sort.
+  // Each vertex's representative in the welded mesh: itself, or for a sewn copy the first sewn
+  // copy at its place (below). Places are found by one sort over the pieces' positions and
+  // every set of `agree`.
   std::vector<Index> first(total);
   std::iota(first.begin(), first.end(), Index{0});
   if (!weldable(pieces, agree, total)) {

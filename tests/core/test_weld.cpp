@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
 
 namespace untangle {
 namespace {
@@ -34,7 +35,7 @@ Positions all_positions(const std::vector<PolygonMesh>& pieces) {
 // and positions go back to every copy.
 TEST(Weld, SewnPanelsBecomeOnePieceWithOneVertexPerSeamPlace) {
   const std::vector<PolygonMesh> pieces = sewn_panels();
-  const Weld weld = weld_coincident_vertices(pieces);
+  const Weld weld = sew_seams(pieces);
   ASSERT_EQ(weld.pieces.size(), 1u);
   EXPECT_FALSE(weld.welds_nothing());
   EXPECT_EQ(weld.first_copy.size(), 21u);
@@ -64,13 +65,13 @@ TEST(Weld, CopiesThatPartInAnotherSetStayApart) {
   const std::vector<PolygonMesh> pieces = sewn_panels();
   const Positions apart = all_positions(sewn_panels(0.5));
   const Positions* const agree[] = {&apart};
-  const Weld weld = weld_coincident_vertices(pieces, agree);
+  const Weld weld = sew_seams(pieces, agree);
   EXPECT_TRUE(weld.welds_nothing());
   ASSERT_EQ(weld.pieces.size(), 2u);
   EXPECT_EQ(weld.pieces[1].positions, pieces[1].positions);
   EXPECT_EQ(weld.pieces[1].face_indices, pieces[1].face_indices);
   const std::vector<PolygonMesh> separate = sewn_panels(0.5);
-  EXPECT_TRUE(weld_coincident_vertices(separate).welds_nothing());
+  EXPECT_TRUE(sew_seams(separate).welds_nothing());
 }
 
 // Property: a quad folded flat onto itself (its two border edges running together, the other
@@ -83,7 +84,7 @@ TEST(Weld, CornersOfOnePolygonAreNotWelded) {
   folded.face_sizes = {4};
   folded.face_indices = {0, 1, 2, 3};
   pieces.push_back(folded);
-  const Weld weld = weld_coincident_vertices(pieces);
+  const Weld weld = sew_seams(pieces);
   EXPECT_EQ(weld.first_copy.size(), 21u + 4u);
   EXPECT_NO_THROW(ClothMesh::build(weld.pieces));
 }
@@ -96,14 +97,14 @@ TEST(Weld, SheetsCrossingThroughVerticesAreNotWelded) {
       quad_grid(3, 3, [](Index i, Index j) { return Vec3(i, j, 0); }),
       quad_grid(3, 3, [](Index i, Index j) { return Vec3(1, i, double(j) - 1); })};
   EXPECT_EQ(pieces[0].positions[4], pieces[1].positions[4]);  // the shared middle
-  const Weld weld = weld_coincident_vertices(pieces);
+  const Weld weld = sew_seams(pieces);
   EXPECT_TRUE(weld.welds_nothing());
   EXPECT_EQ(weld.pieces.size(), 2u);
 }
 
 // Property: a pinned copy (inverse mass 0) pins its welded vertex.
 TEST(Weld, APinnedCopyPinsTheWeldedVertex) {
-  const Weld weld = weld_coincident_vertices(sewn_panels());
+  const Weld weld = sew_seams(sewn_panels());
   std::vector<double> inverse_mass(24, 1.0);
   inverse_mass[12] = 0;  // the right panel's copy of seam row 0
   const std::vector<double> welded = weld.to_welded_inverse_mass(inverse_mass);
@@ -113,22 +114,47 @@ TEST(Weld, APinnedCopyPinsTheWeldedVertex) {
   EXPECT_TRUE(weld.to_welded_inverse_mass({}).empty());
 }
 
+// The message of the MeshError that building `pieces` throws ("" when it does not throw).
+std::string build_error(const std::vector<PolygonMesh>& pieces) {
+  try {
+    ClothMesh::build(pieces);
+  } catch (const MeshError& error) {
+    return error.what();
+  }
+  return "";
+}
+
 // Property: input the build refuses reaches it unwelded, so its error names the input's piece,
-// face and vertex.
+// face and vertex: an index out of range, a repeated corner and a two-corner face in the second
+// panel (sewn to the first, were the input good), a non-finite position, a set of the wrong size.
 TEST(Weld, BadInputPassesThroughToTheBuildsError) {
   std::vector<PolygonMesh> out_of_range = sewn_panels();
   out_of_range[1].face_indices[5] = 99;
-  const Weld weld = weld_coincident_vertices(out_of_range);
+  const Weld weld = sew_seams(out_of_range);
   EXPECT_TRUE(weld.welds_nothing());
   EXPECT_EQ(weld.pieces[1].face_indices, out_of_range[1].face_indices);
-  EXPECT_THROW(ClothMesh::build(weld.pieces), MeshError);
+  EXPECT_EQ(build_error(weld.pieces), build_error(out_of_range));
+  EXPECT_NE(build_error(out_of_range).find("piece 1: face 1 uses vertex 99"), std::string::npos)
+      << build_error(out_of_range);
+
+  std::vector<PolygonMesh> repeated = sewn_panels();
+  repeated[1].face_indices[1] = repeated[1].face_indices[0];
+  EXPECT_EQ(build_error(sew_seams(repeated).pieces),
+            "piece 1: face 0 uses vertex 0 more than once");
+
+  std::vector<PolygonMesh> two_corners = sewn_panels();
+  two_corners[1].face_sizes.push_back(2);
+  two_corners[1].face_indices.insert(two_corners[1].face_indices.end(), {0, 1});
+  EXPECT_EQ(build_error(sew_seams(two_corners).pieces), build_error(two_corners));
+  EXPECT_NE(build_error(two_corners).find("piece 1: face 6"), std::string::npos)
+      << build_error(two_corners);
 
   std::vector<PolygonMesh> not_finite = sewn_panels();
   not_finite[0].positions[2].x() = std::numeric_limits<double>::quiet_NaN();
-  EXPECT_TRUE(weld_coincident_vertices(not_finite).welds_nothing());
+  EXPECT_TRUE(sew_seams(not_finite).welds_nothing());
   const Positions short_set(5, Vec3::Zero());
   const Positions* const agree[] = {&short_set};
-  EXPECT_TRUE(weld_coincident_vertices(sewn_panels(), agree).welds_nothing());
+  EXPECT_TRUE(sew_seams(sewn_panels(), agree).welds_nothing());
 }
 
 }  // namespace

@@ -97,8 +97,8 @@ class Bvh {
   void collect_split(Index n, std::size_t depth);
   void find_disks();
   void refit_leaf(Index n, const Positions& positions, double inflation);
-  // Node n's volume, cone and packed volume: a leaf's from the positions, an inner node's from
-  // its children's.
+  // Node n's volume (in its BvhTraversalNode) and cone: a leaf's from the positions, an inner
+  // node's from its children's.
   void refit_node(Index n, const Positions& positions, double inflation);
   // The culling flag of every node, top-down (the volumes and cones are current).
   void update_culling(const Positions& positions);

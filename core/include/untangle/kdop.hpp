@@ -29,8 +29,6 @@ struct Kdop18 {
 
   void add(const Vec3& p);  // inline below: the refit's inner loop
   void merge(const Kdop18& other) { grow(other.min, other.max); }
-  // Becomes the union of a and b (a refit's parent from its children, without a copy first).
-  void merge(const Kdop18& a, const Kdop18& b);
   void inflate(double distance);             // grows every slab by distance (in world units)
   bool overlaps(const Kdop18& other) const;  // inline below: the traversal's inner test
   bool empty() const;
@@ -130,23 +128,6 @@ inline void Kdop18::grow(const std::array<double, kAxes>& low,
   for (int k = 0; k < kAxes; ++k) {
     min[k] = std::min(min[k], low[k]);
     max[k] = std::max(max[k], high[k]);
-  }
-#endif
-}
-
-inline void Kdop18::merge(const Kdop18& a, const Kdop18& b) {
-#if defined(__SSE2__)
-  for (int k = 0; k + 1 < kAxes; k += 2) {
-    _mm_storeu_pd(&min[k], _mm_min_pd(_mm_loadu_pd(&a.min[k]), _mm_loadu_pd(&b.min[k])));
-    _mm_storeu_pd(&max[k], _mm_max_pd(_mm_loadu_pd(&a.max[k]), _mm_loadu_pd(&b.max[k])));
-  }
-  constexpr int kLast = kAxes - 1;
-  min[kLast] = b.min[kLast] < a.min[kLast] ? b.min[kLast] : a.min[kLast];
-  max[kLast] = b.max[kLast] > a.max[kLast] ? b.max[kLast] : a.max[kLast];
-#else
-  for (int k = 0; k < kAxes; ++k) {
-    min[k] = std::min(a.min[k], b.min[k]);
-    max[k] = std::max(a.max[k], b.max[k]);
   }
 #endif
 }

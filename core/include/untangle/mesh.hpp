@@ -82,6 +82,9 @@ class ClothMesh {
   // Throws MeshError on: no piece, a piece without vertices or faces, a face with fewer than
   // 3 corners or a repeated corner, an index out of range, a non-finite coordinate.
   static ClothMesh build(std::span<const PolygonMesh> pieces, MeshParts parts = MeshParts::kAll);
+  // The checks of build alone (the same MeshError), for code that reads the pieces before a
+  // build (the weld).
+  static void validate(std::span<const PolygonMesh> pieces);
 
   // The per-vertex rows a kDetection build leaves out (vertex_neighbors, vertex_ring,
   // vertex_triangles, vertex_edges), the same as a kAll build makes; nothing when they exist.

@@ -37,7 +37,7 @@ struct Settings {
   int threads = 0;          // 0 = OpenMP's default
 };
 
-// Throws std::invalid_argument naming the field, e.g. "thickness must be in [0, 1], got -2".
+// Throws std::invalid_argument naming the field, e.g. "thickness must be in [0, 1000], got -2".
 void validate(const Settings& settings);
 
 }  // namespace untangle

@@ -14,9 +14,9 @@
 namespace untangle {
 
 struct Weld {
-  // The pieces the untangler works on: the input pieces with each group of copies as one vertex
-  // (the first copy's place), input pieces joined by a shared vertex made one piece (in the order
-  // of their first input piece, polygons in input order).
+  // The pieces the untangler works on: the input pieces with each seam's copies as one vertex
+  // (at the first copy's place), input pieces joined by a seam made one piece (in the order of
+  // their first input piece, polygons in input order).
   std::vector<PolygonMesh> pieces;
   // Per input vertex (the pieces' global order), its vertex in `pieces` (their global order).
   std::vector<Index> welded_of;
@@ -39,7 +39,6 @@ struct Weld {
 // exactly through a vertex, and stay apart. Copies that are corners of one polygon stay apart
 // (it would lose a corner). Input that the mesh build would refuse (indices out of range,
 // non-finite positions, wrong sizes) is passed through unwelded, so the build reports it.
-Weld weld_coincident_vertices(std::span<const PolygonMesh> pieces,
-                              std::span<const Positions* const> agree = {});
+Weld sew_seams(std::span<const PolygonMesh> pieces, std::span<const Positions* const> agree = {});
 
 }  // namespace untangle
