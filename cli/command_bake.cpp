@@ -26,6 +26,7 @@ int run_bake(CommandArgs args) {
   double thickness = 0;
   int threads = 0;
   bool json = false;
+  bool keep_seams_apart = false;
   ArgParser parser(
       "untangle bake TOPOLOGY.obj IN.pc2 -o OUT.pc2 [options]",
       "Untangles every frame of a PC2 point cache. TOPOLOGY.obj gives the faces (its\n"
@@ -54,6 +55,10 @@ int run_bake(CommandArgs args) {
               &options.strain_limit, 0, 1)
       .option("--threads", "N", "OpenMP threads (0 = default); results do not depend on it",
               &threads, 0, 1024)
+      .flag("--keep-seams-apart",
+            "do not sew seams (vertices at one position along border edges that run\n"
+            "together are sewn by default, so panels stay sewn): for slits modelled on purpose",
+            &keep_seams_apart)
       .flag("--json", "print one JSON object instead of text", &json)
       .epilog(
           "JSON keys: frames, pairs_in, pairs_out (one value per frame), iterations (all\n"
@@ -73,6 +78,7 @@ int run_bake(CommandArgs args) {
   if (!method.empty()) settings.method = parse_method(method);
   if (parser.given("--strength")) settings.response_strength = strength;
   if (parser.given("--thickness")) settings.thickness = thickness;
+  options.keep_seams_apart = keep_seams_apart ? 1 : 0;
   apply_threads(settings, threads);
 
   const MeshFile file = read_mesh_file(topology_path);

@@ -21,6 +21,7 @@ int run_fix(CommandArgs args) {
   double thickness = 0;
   int threads = 0;
   bool json = false;
+  bool keep_seams_apart = false;
   ArgParser parser(
       "untangle fix IN.obj -o OUT.obj [options]",
       "Moves the vertices of a self-intersecting mesh until no intersection is left (or\n"
@@ -48,6 +49,10 @@ int run_fix(CommandArgs args) {
               &thickness, 0, 1000)
       .option("--threads", "N", "OpenMP threads (0 = default); results do not depend on it",
               &threads, 0, 1024)
+      .flag("--keep-seams-apart",
+            "do not sew seams (vertices at one position along border edges that run\n"
+            "together are sewn by default, so panels stay sewn): for slits modelled on purpose",
+            &keep_seams_apart)
       .flag("--json", "print one JSON object instead of text", &json)
       .epilog(
           "JSON keys: pairs_before, pairs_after, iterations, iterations_to_clean (until the\n"
@@ -67,6 +72,7 @@ int run_fix(CommandArgs args) {
   if (!method.empty()) settings.method = parse_method(method);
   if (parser.given("--strength")) settings.response_strength = strength;
   if (parser.given("--thickness")) settings.thickness = thickness;
+  options.keep_seams_apart = keep_seams_apart ? 1 : 0;
   apply_threads(settings, threads);
 
   MeshFile file = read_mesh_file(in_path);

@@ -125,7 +125,7 @@ class _UtUntangleOptions(Structure):
         ("max_iterations", c_int32),
         ("pull_stiffness", c_double),
         ("independent", c_int32),
-        ("reserved", c_int32),
+        ("keep_seams_apart", c_int32),
         ("strain_limit", c_double),
     ]
 

@@ -80,6 +80,7 @@ def _options(
     independent: bool = False,
     pull_stiffness: Optional[float] = None,
     strain_limit: Optional[float] = None,
+    keep_seams_apart: bool = False,
 ):
     lib = load()
     options = _UtUntangleOptions()
@@ -94,6 +95,7 @@ def _options(
         options.pull_stiffness = float(pull_stiffness)
     if strain_limit is not None:
         options.strain_limit = float(strain_limit)
+    options.keep_seams_apart = 1 if keep_seams_apart else 0
     return options
 
 
@@ -110,14 +112,17 @@ def untangle(
     progress: Optional[Callable] = None,
     pull_stiffness: Optional[float] = None,
     strain_limit: Optional[float] = None,
+    keep_seams_apart: bool = False,
 ) -> tuple:
     """Untangles one state of the pieces. Returns (new positions per piece, report dict); the
     inputs are not modified. progress(iteration, max_iterations, pairs) returning False cancels:
     the call then returns normally with report["cancelled"] True and the state reached.
     strain_limit: the most any edge may stretch or shrink against the input while untangling
-    (None: the library's default, 0.045; 0: no limit)."""
+    (None: the library's default, 0.045; 0: no limit). Seams (vertices at one position along border
+    edges that run together) are sewn unless keep_seams_apart."""
     lib = load()
-    options = _options(max_iterations, pull_stiffness=pull_stiffness, strain_limit=strain_limit)
+    options = _options(max_iterations, pull_stiffness=pull_stiffness, strain_limit=strain_limit,
+                       keep_seams_apart=keep_seams_apart)
     c_settings = _c_settings(settings)
     with _Scene(pieces) as scene:
         n = scene.vertex_count
@@ -157,12 +162,13 @@ def untangle_sequence(
     progress: Optional[Callable] = None,
     pull_stiffness: Optional[float] = None,
     strain_limit: Optional[float] = None,
+    keep_seams_apart: bool = False,
 ) -> tuple:
     """Untangles every frame of (F, n_total, 3) positions over all pieces in order (the pieces
     give the topology; their positions are ignored). Returns ((F_done, n_total, 3) float32, one
     report dict per finished frame). progress(frame, frames, pairs) returning False cancels."""
     lib = load()
-    options = _options(max_iterations, independent, pull_stiffness, strain_limit)
+    options = _options(max_iterations, independent, pull_stiffness, strain_limit, keep_seams_apart)
     c_settings = _c_settings(settings)
     frames_array = np.asarray(frames)
     if frames_array.ndim == 2 and frames_array.shape[1] % 3 == 0:

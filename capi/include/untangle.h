@@ -50,7 +50,7 @@ extern "C" {
 /* A different major version is incompatible: callers must refuse it. A larger minor version
  * only adds functions or struct fields at the end. */
 #define UT_ABI_VERSION_MAJOR 1
-#define UT_ABI_VERSION_MINOR 3
+#define UT_ABI_VERSION_MINOR 4
 #define UT_ABI_VERSION_PATCH 0
 
 /* The version of the loaded library, packed as (major << 16) | (minor << 8) | patch. */
@@ -335,7 +335,8 @@ typedef struct UtUntangleOptions {
                              toward its start), in [0, 1]; default 0.05 */
   int32_t independent;    /* sequence only: 1 = every frame on its own; default 0 (each frame
                              starts from the previous frame's correction) */
-  int32_t reserved;       /* 0 */
+  int32_t keep_seams_apart; /* 1.4: 1 = never sew seams (ut_untangle), for slits modelled on
+                               purpose with coincident edges; default 0 (was reserved, 0) */
   double strain_limit;    /* every polygon edge is kept within this strain of its input length
                              while untangling (strain limiting), in [0, 1]; 0 = no limit;
                              default 0.045 (added in struct size 32) */

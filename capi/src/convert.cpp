@@ -41,7 +41,7 @@ std::size_t options_prefix(std::size_t size) {
   return covered_prefix<UtUntangleOptions>(
       size, &UtUntangleOptions::struct_size, &UtUntangleOptions::max_iterations,
       &UtUntangleOptions::pull_stiffness, &UtUntangleOptions::independent,
-      &UtUntangleOptions::reserved, &UtUntangleOptions::strain_limit);
+      &UtUntangleOptions::keep_seams_apart, &UtUntangleOptions::strain_limit);
 }
 
 std::size_t report_prefix(std::size_t size) {
@@ -196,7 +196,7 @@ void settings_to_c(const Settings& settings, UtSettings* out) {
   write_prefix(full, out, settings_prefix(out->struct_size));
 }
 
-UntangleOptions options_from_c(const UtUntangleOptions* options, bool* independent) {
+UntangleOptions options_from_c(const UtUntangleOptions* options, CallSwitches* switches) {
   UntangleOptions result;
   UtUntangleOptions full{};
   full.struct_size = sizeof(UtUntangleOptions);
@@ -223,10 +223,17 @@ UntangleOptions options_from_c(const UtUntangleOptions* options, bool* independe
     throw std::invalid_argument("options.independent must be 0 or 1, got " +
                                 std::to_string(full.independent));
   }
+  if (full.keep_seams_apart != 0 && full.keep_seams_apart != 1) {
+    throw std::invalid_argument("options.keep_seams_apart must be 0 or 1, got " +
+                                std::to_string(full.keep_seams_apart));
+  }
   result.max_iterations = full.max_iterations;
   result.pull_stiffness = full.pull_stiffness;
   result.strain_limit = full.strain_limit;
-  if (independent != nullptr) *independent = full.independent == 1;
+  if (switches != nullptr) {
+    switches->independent = full.independent == 1;
+    switches->keep_seams_apart = full.keep_seams_apart == 1;
+  }
   return result;
 }
 

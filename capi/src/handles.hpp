@@ -56,7 +56,12 @@ void check_struct_size(std::uint32_t size, std::size_t ours, const char* name);
 Settings settings_from_c(const UtSettings* settings);
 void settings_to_c(const Settings& settings, UtSettings* out);
 
-UntangleOptions options_from_c(const UtUntangleOptions* options, bool* independent);
+// What UtUntangleOptions says beyond the engine's UntangleOptions: how the C ABI runs the call.
+struct CallSwitches {
+  bool independent = false;       // a sequence's frames each on their own
+  bool keep_seams_apart = false;  // no sewing of seams before the untangler
+};
+UntangleOptions options_from_c(const UtUntangleOptions* options, CallSwitches* switches);
 void options_to_c(const UntangleOptions& options, bool independent, UtUntangleOptions* out);
 void report_to_c(const UntangleReport& report, UtUntangleReport* out);
 

@@ -128,7 +128,8 @@ UT_API UtStatus ut_untangle(const UtScene* scene, const UtSettings* settings,
     require(output, "output");
     check_vertex_count(source, vertex_count, "ut_untangle");
     check_report_size(report);
-    untangle::UntangleOptions untangle_options = untangle::capi::options_from_c(options, nullptr);
+    untangle::capi::CallSwitches switches;
+    untangle::UntangleOptions untangle_options = untangle::capi::options_from_c(options, &switches);
     untangle_options.settings = untangle::capi::settings_from_c(settings);
     untangle::Positions rest_shape;
     if (rest != nullptr) rest_shape = untangle::capi::read_xyz(rest, vertex_count, 0, "rest", true);
@@ -136,9 +137,12 @@ UT_API UtStatus ut_untangle(const UtScene* scene, const UtSettings* settings,
     // Seams (copies of a vertex along coincident border edges: sewn panels, split seams) are
     // sewn for the untangler; their copies must coincide in the rest shape too.
     const untangle::Positions* const agree[] = {&rest_shape};
-    const untangle::Weld weld = untangle::sew_seams(
-        source.pieces,
-        rest != nullptr ? std::span(agree) : std::span<const untangle::Positions* const>());
+    const untangle::Weld weld =
+        switches.keep_seams_apart
+            ? untangle::unsewn(source.pieces)
+            : untangle::sew_seams(source.pieces,
+                                  rest != nullptr ? std::span(agree)
+                                                  : std::span<const untangle::Positions* const>());
     untangle_options.inverse_mass =
         weld.to_welded_inverse_mass(untangle::capi::concatenated_inverse_mass(source));
     if (rest != nullptr) rest_shape = weld.to_welded(rest_shape);
@@ -180,9 +184,9 @@ UT_API UtStatus ut_untangle_sequence(const UtScene* scene, const UtSettings* set
     }
     check_report_size(reports);
     const std::size_t report_stride = reports != nullptr ? reports->struct_size : 0;
-    bool independent = false;
-    untangle::UntangleOptions untangle_options =
-        untangle::capi::options_from_c(options, &independent);
+    untangle::capi::CallSwitches switches;
+    untangle::UntangleOptions untangle_options = untangle::capi::options_from_c(options, &switches);
+    const bool independent = switches.independent;
     untangle_options.settings = untangle::capi::settings_from_c(settings);
 
     std::vector<untangle::Positions> input(frame_count);
@@ -203,7 +207,8 @@ UT_API UtStatus ut_untangle_sequence(const UtScene* scene, const UtSettings* set
     }
     std::vector<const untangle::Positions*> agree;
     for (const untangle::Positions& frame : input) agree.push_back(&frame);
-    const untangle::Weld weld = untangle::sew_seams(topology, agree);
+    const untangle::Weld weld = switches.keep_seams_apart ? untangle::unsewn(topology)
+                                                          : untangle::sew_seams(topology, agree);
     untangle_options.inverse_mass =
         weld.to_welded_inverse_mass(untangle::capi::concatenated_inverse_mass(source));
     for (untangle::Positions& frame : input) frame = weld.to_welded(frame);

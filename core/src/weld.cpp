@@ -67,6 +67,17 @@ Positions Weld::to_input(const Positions& welded) const {
   return out;
 }
 
+Weld unsewn(std::span<const PolygonMesh> pieces) {
+  Weld weld;
+  weld.pieces.assign(pieces.begin(), pieces.end());
+  std::size_t total = 0;
+  for (const PolygonMesh& piece : pieces) total += piece.positions.size();
+  weld.welded_of.resize(total);
+  std::iota(weld.welded_of.begin(), weld.welded_of.end(), Index{0});
+  weld.first_copy = weld.welded_of;
+  return weld;
+}
+
 Weld sew_seams(std::span<const PolygonMesh> pieces, std::span<const Positions* const> agree) {
   std::size_t total = 0;
   for (const PolygonMesh& piece : pieces) total += piece.positions.size();
@@ -84,13 +95,7 @@ Weld sew_seams(std::span<const PolygonMesh> pieces, std::span<const Positions* c
   // every set of `agree`.
   std::vector<Index> first(total);
   std::iota(first.begin(), first.end(), Index{0});
-  if (!weldable(pieces, agree, total)) {
-    Weld unwelded;
-    unwelded.pieces.assign(pieces.begin(), pieces.end());
-    unwelded.welded_of = first;
-    unwelded.first_copy = first;
-    return unwelded;
-  }
+  if (!weldable(pieces, agree, total)) return unsewn(pieces);
   auto place_order = [&](Index a, Index b) {
     int c = compare(input[a], input[b]);
     for (std::size_t s = 0; c == 0 && s < agree.size(); ++s) {

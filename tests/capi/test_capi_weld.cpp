@@ -4,6 +4,7 @@
 // sequence; detection of the output (ut_detect) is the independent check of the crossing.
 #include <cmath>
 #include <cstddef>
+#include <string>
 #include <utility>
 
 #include "fixtures.hpp"
@@ -101,6 +102,31 @@ TEST(CapiWeld, SewnPanelsStaySewnWhenUntangled) {
   const auto [gap, move] = seam_gap_and_move(output.data(), input.data());
   EXPECT_GT(move, 1e-4) << "the seam must take part, or the test shows nothing";
   EXPECT_EQ(gap, 0.0);
+}
+
+// Property: with keep_seams_apart the copies are separate vertices again, and this seam opens
+// (the proximity push between the copies); the crossing is still freed. A value other than 0
+// or 1 is refused.
+TEST(CapiWeld, KeepSeamsApartLeavesTheCopiesSeparate) {
+  const std::vector<Sheet> sheets = sewn_panels_and_crossing();
+  ScenePtr scene = make_scene(sheets);
+  const std::vector<float> input = concatenated(sheets);
+  UtUntangleOptions options;
+  ASSERT_EQ(ut_untangle_options_init(&options, sizeof options), UT_OK);
+  EXPECT_EQ(options.keep_seams_apart, 0);
+  options.keep_seams_apart = 1;
+  std::vector<float> output(input.size(), NAN);
+  ASSERT_EQ(ut_untangle(scene.get(), nullptr, &options, nullptr, output.data(), input.size() / 3,
+                        nullptr, nullptr, nullptr),
+            UT_OK)
+      << last_error();
+  EXPECT_EQ(pairs_of(moved_to(sheets, output.data())), 0u);
+  EXPECT_GT(seam_gap_and_move(output.data(), input.data()).first, 1e-3);
+  options.keep_seams_apart = 2;
+  EXPECT_EQ(ut_untangle(scene.get(), nullptr, &options, nullptr, output.data(), input.size() / 3,
+                        nullptr, nullptr, nullptr),
+            UT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(last_error()).find("keep_seams_apart"), std::string::npos);
 }
 
 // Property: the same in every frame of a sequence whose seam copies coincide in every frame; the

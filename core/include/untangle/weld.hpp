@@ -41,4 +41,7 @@ struct Weld {
 // non-finite positions, wrong sizes) is passed through unwelded, so the build reports it.
 Weld sew_seams(std::span<const PolygonMesh> pieces, std::span<const Positions* const> agree = {});
 
+// The pieces as they are, every vertex its own (nothing sewn).
+Weld unsewn(std::span<const PolygonMesh> pieces);
+
 }  // namespace untangle
