@@ -115,7 +115,7 @@ class BakeJob:
         for index in range(len(self.frames)):
             self.read_frame(context, index)
 
-    def solve(self, settings, independent, max_iterations, strain_limit):
+    def solve(self, settings, independent, max_iterations, strain_limit, keep_seams_apart):
         def progress(frame, _frames, _pairs):
             self.done_frames = frame
             return not self.cancel.is_set()
@@ -123,7 +123,7 @@ class BakeJob:
             self.result, self.reports = native.untangle_sequence(
                 [capture.piece() for capture in self.captures], np.stack(self.positions),
                 settings, independent=independent, max_iterations=max_iterations,
-                strain_limit=strain_limit, progress=progress)
+                strain_limit=strain_limit, keep_seams_apart=keep_seams_apart, progress=progress)
         except Exception as error:  # handed to the main thread, which reports it
             self.error = error
 
@@ -221,7 +221,7 @@ played by a Mesh Cache modifier"""
                 job.read_frame(context, index)
                 window_manager.progress_update(index)
             job.solve(self._settings, props.independent_frames, props.max_iterations,
-                      props.strain_limit)
+                      props.strain_limit, props.keep_seams_apart)
         except ADDON_ERRORS as error:
             job.restore()
             return fail(self, props, error)
@@ -296,7 +296,8 @@ played by a Mesh Cache modifier"""
             if self._index == len(job.frames):
                 self._thread = threading.Thread(
                     target=job.solve, args=(self._settings, props.independent_frames,
-                                            props.max_iterations, props.strain_limit),
+                                            props.max_iterations, props.strain_limit,
+                                            props.keep_seams_apart),
                     daemon=True)
                 self._thread.start()
                 props.status = "Untangling frames… (Esc cancels, keeps the frames done)"

@@ -31,6 +31,7 @@ class CLOTH_UNTANGLE_OT_untangle_selected(bpy.types.Operator):
                     [capture.piece() for capture in captures], settings,
                     max_iterations=props.max_iterations,
                     strain_limit=props.strain_limit,
+                    keep_seams_apart=props.keep_seams_apart,
                     progress=lambda iteration, _total, _pairs: (
                         window_manager.progress_update(iteration), True)[1])
             finally:

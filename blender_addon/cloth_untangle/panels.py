@@ -19,6 +19,7 @@ def draw_panel(layout, context):
     column.prop(props, "iterations")
     column.prop(props, "max_iterations")
     column.prop(props, "strain_limit")
+    column.prop(props, "keep_seams_apart")
     column = layout.column(heading="Show")
     column.prop(props, "show_contours", text="Contours")
     column.prop(props, "show_bvh", text="Culled BVH")

@@ -68,6 +68,11 @@ class ClothUntangleSettings(bpy.types.PropertyGroup):
         name="Strain Limit", default=0.045, min=0.0, max=1.0, precision=3,
         description="Most any edge may stretch or shrink against its input while untangling "
                     "(Untangle and Bake; 0: no limit)")
+    keep_seams_apart: BoolProperty(
+        name="Keep Seams Apart", default=False,
+        description="Do not sew vertices at one position along border edges that run together "
+                    "(sewn by default, so sewn panels stay sewn); for slits modelled on purpose "
+                    "(Untangle and Bake)")
     independent_frames: BoolProperty(
         name="Independent Frames", default=False,
         description="Solve every cached frame alone instead of carrying the correction on")

@@ -112,7 +112,7 @@ def test_cancelled_bake_leaves_a_valid_partial_cache():
     job.read_all(context)
     job.cancel = _CancelAfter(2)
     props = context.scene.cloth_untangle
-    job.solve(properties.settings_for(props), False, 300, props.strain_limit)
+    job.solve(properties.settings_for(props), False, 300, props.strain_limit, props.keep_seams_apart)
     h.expect(job.error is None, repr(job.error))
     done = len(job.result)
     h.expect(0 < done < LAST - FIRST + 1, f"{done} frames finished before the cancel")

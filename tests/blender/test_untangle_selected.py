@@ -77,6 +77,60 @@ def test_two_objects_cut_into_each_other_come_apart():
              "self-intersections made")
 
 
+def sewn_panels_and_crossing():
+    """Two grid objects side by side whose border vertices at x = 0 coincide (panels sewn as
+    pattern tools export them, one object each) and a vertical sheet crossing next to the seam."""
+    h.empty_scene()
+    panels = []
+    for x in (-0.5, 0.5):
+        bpy.ops.mesh.primitive_grid_add(x_subdivisions=11, y_subdivisions=11, size=1.0,
+                                        location=(x, 0.0, 0.0))
+        panels.append(bpy.context.active_object)
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=6, y_subdivisions=6, size=0.6,
+                                    location=(0.05, 0.013, 0.0), rotation=(0.0, 1.5707963, 0.0))
+    return panels, bpy.context.active_object
+
+
+def seam_copies(left, right):
+    """(i, j): vertex i of the left panel and vertex j of the right one at the same place."""
+    a, b = h.world_positions(left, evaluated=False), h.world_positions(right, evaluated=False)
+    return [(i, j) for i in range(len(a)) for j in range(len(b)) if np.array_equal(a[i], b[j])]
+
+
+def seam_gap(left, right, copies):
+    a, b = h.world_positions(left, evaluated=False), h.world_positions(right, evaluated=False)
+    return max(np.linalg.norm(a[i] - b[j]) for i, j in copies)
+
+
+def crossing_pairs(panels, crossing):
+    return sum(len(h.overlap_pairs(h.world_positions(p), h.polygons(p),
+                                   h.world_positions(crossing), h.polygons(crossing)))
+               for p in panels)
+
+
+def test_sewn_panels_stay_sewn():
+    """Panels sewn by coincident vertices come out sewn (their seams are sewn for the untangler);
+    with Keep Seams Apart the copies are separate vertices and this seam opens."""
+    for keep_apart in (False, True):
+        (left, right), crossing = sewn_panels_and_crossing()
+        copies = seam_copies(left, right)
+        h.expect(len(copies) == 12, f"{len(copies)} seam copies, expected 12")
+        h.expect(crossing_pairs((left, right), crossing) > 0, "the sheet does not cross")
+        h.select_only([left, right, crossing])
+        bpy.context.scene.cloth_untangle.keep_seams_apart = keep_apart
+        h.expect(bpy.ops.cloth_untangle.untangle_selected() == {'FINISHED'}, "operator failed")
+        left_over = crossing_pairs((left, right), crossing)
+        h.expect(left_over == 0, f"{left_over} pairs with the crossing sheet left")
+        gap = seam_gap(left, right, copies)
+        if keep_apart:
+            h.expect(gap > 1e-3, f"kept apart, the seam should open: gap {gap}")
+        else:
+            # Each object stores its result in its own space, in floats: copies of one world
+            # position can differ there by a float's rounding.
+            h.expect(gap < 1e-6, f"the seam opened by {gap}")
+    bpy.context.scene.cloth_untangle.keep_seams_apart = False
+
+
 def test_deformed_object_gets_corrective_shape_key():
     h.empty_scene()
     cloth = applied_tangle("Deformed")
@@ -150,5 +204,6 @@ def test_refuses_results_it_could_not_write_and_changes_nothing():
 
 h.run([test_untangles_blender_cloth_tangle,
        test_two_objects_cut_into_each_other_come_apart,
+       test_sewn_panels_stay_sewn,
        test_deformed_object_gets_corrective_shape_key,
        test_refuses_results_it_could_not_write_and_changes_nothing])
