@@ -329,17 +329,17 @@ UT_API UtStatus ut_detect(const UtScene* scene, const UtSettings* settings, UtFr
 typedef int32_t (*UtProgressFn)(void* user_data, int32_t done, int32_t total, uint64_t pairs);
 
 typedef struct UtUntangleOptions {
-  uint32_t struct_size;   /* sizeof(UtUntangleOptions) of the caller */
-  int32_t max_iterations; /* pipeline frames at most, in [1, 1000000]; default 1000 */
-  double pull_stiffness;  /* soft pull per frame toward the input (a carried sequence frame:
-                             toward its start), in [0, 1]; default 0.05 */
-  int32_t independent;    /* sequence only: 1 = every frame on its own; default 0 (each frame
-                             starts from the previous frame's correction) */
+  uint32_t struct_size;     /* sizeof(UtUntangleOptions) of the caller */
+  int32_t max_iterations;   /* pipeline frames at most, in [1, 1000000]; default 1000 */
+  double pull_stiffness;    /* soft pull per frame toward the input (a carried sequence frame:
+                               toward its start), in [0, 1]; default 0.05 */
+  int32_t independent;      /* sequence only: 1 = every frame on its own; default 0 (each frame
+                               starts from the previous frame's correction) */
   int32_t keep_seams_apart; /* 1.4: 1 = never sew seams (ut_untangle), for slits modelled on
                                purpose with coincident edges; default 0 (was reserved, 0) */
-  double strain_limit;    /* every polygon edge is kept within this strain of its input length
-                             while untangling (strain limiting), in [0, 1]; 0 = no limit;
-                             default 0.045 (added in struct size 32) */
+  double strain_limit;      /* every polygon edge is kept within this strain of its input length
+                               while untangling (strain limiting), in [0, 1]; 0 = no limit;
+                               default 0.045 (added in struct size 32) */
 } UtUntangleOptions;
 
 UT_API UtStatus ut_untangle_options_init(UtUntangleOptions* options, size_t struct_size);

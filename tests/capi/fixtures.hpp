@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -99,6 +100,23 @@ inline UtStatus add(UtScene* scene, const Sheet& sheet, const float* inverse_mas
   return ut_scene_add_piece(scene, sheet.positions.data(), sheet.vertex_count(), 0,
                             sheet.face_sizes.data(), sheet.face_count(), sheet.face_indices.data(),
                             sheet.face_indices.size(), inverse_mass);
+}
+
+// The positions of all sheets, in order.
+inline std::vector<float> concatenated(const std::vector<Sheet>& sheets) {
+  std::vector<float> all;
+  for (const Sheet& sheet : sheets)
+    all.insert(all.end(), sheet.positions.begin(), sheet.positions.end());
+  return all;
+}
+
+// The same topology as `sheets` with the positions at `positions` (all sheets in order).
+inline std::vector<Sheet> moved_to(std::vector<Sheet> sheets, const float* positions) {
+  for (Sheet& sheet : sheets) {
+    std::copy(positions, positions + sheet.positions.size(), sheet.positions.begin());
+    positions += sheet.positions.size();
+  }
+  return sheets;
 }
 
 inline ScenePtr make_scene(const std::vector<Sheet>& sheets) {

@@ -11,24 +11,6 @@ using namespace fixtures;
 
 namespace {
 
-std::vector<float> concatenated(const std::vector<Sheet>& sheets) {
-  std::vector<float> all;
-  for (const Sheet& sheet : sheets)
-    all.insert(all.end(), sheet.positions.begin(), sheet.positions.end());
-  return all;
-}
-
-// The same topology as `sheets` with the given positions (all pieces in order).
-std::vector<Sheet> moved_to(std::vector<Sheet> sheets, const std::vector<float>& positions) {
-  std::size_t offset = 0;
-  for (Sheet& sheet : sheets) {
-    std::copy(positions.begin() + offset, positions.begin() + offset + sheet.positions.size(),
-              sheet.positions.begin());
-    offset += sheet.positions.size();
-  }
-  return sheets;
-}
-
 UtFrameStats detect(const std::vector<Sheet>& sheets, std::vector<std::uint8_t>* flags = nullptr) {
   ScenePtr scene = make_scene(sheets);
   UtFrameStats stats;
@@ -117,7 +99,7 @@ TEST(CapiUntangle, PokingCornerComesOutFree) {
                 report.seconds_solver,
             report.seconds);
   for (float x : output) ASSERT_TRUE(std::isfinite(x));
-  EXPECT_EQ(detect(moved_to(sheets, output)).pairs, 0u);
+  EXPECT_EQ(detect(moved_to(sheets, output.data())).pairs, 0u);
   EXPECT_EQ(concatenated(sheets), input);  // the scene's copy was not modified either
   std::vector<float> again(input.size());
   ASSERT_EQ(ut_untangle(scene.get(), nullptr, nullptr, nullptr, again.data(), again.size() / 3,
@@ -192,7 +174,7 @@ TEST(CapiUntangle, SequenceUntanglesEveryFrameAndCancelsBetweenFrames) {
     EXPECT_GT(reports[f].pairs_before, 0u);
     EXPECT_EQ(reports[f].pairs_after, 0u);
     const std::vector<float> frame(output.begin() + 3 * n * f, output.begin() + 3 * n * (f + 1));
-    EXPECT_EQ(detect(moved_to(sheets, frame)).pairs, 0u) << "frame " << f;
+    EXPECT_EQ(detect(moved_to(sheets, frame.data())).pairs, 0u) << "frame " << f;
   }
 
   std::vector<float> partial(frames.size(), -1.0f);

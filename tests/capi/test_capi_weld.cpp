@@ -27,21 +27,6 @@ std::vector<Sheet> sewn_panels_and_crossing(float shift = 0.0f, double gap = 0.0
   return {panel(-1.0), panel(gap), crossing};
 }
 
-std::vector<float> concatenated(const std::vector<Sheet>& sheets) {
-  std::vector<float> all;
-  for (const Sheet& sheet : sheets)
-    all.insert(all.end(), sheet.positions.begin(), sheet.positions.end());
-  return all;
-}
-
-std::vector<Sheet> moved_to(std::vector<Sheet> sheets, const float* positions) {
-  for (Sheet& sheet : sheets) {
-    std::copy(positions, positions + sheet.positions.size(), sheet.positions.begin());
-    positions += sheet.positions.size();
-  }
-  return sheets;
-}
-
 std::uint64_t pairs_of(const std::vector<Sheet>& sheets) {
   ScenePtr scene = make_scene(sheets);
   UtFrameStats stats;
