@@ -43,7 +43,8 @@ Closest closest_triangle(const ClothMesh& mesh, const Bvh& bvh, const Positions&
     const Index n = stack.back();
     stack.pop_back();
     const BvhNode& node = nodes[n];
-    if (box_distance_squared(bvh.volume(n), p) >= best.distance_squared) continue;
+    // Not pruned at equal distance: a tie there may go to a lower triangle.
+    if (box_distance_squared(bvh.volume(n), p) > best.distance_squared) continue;
     if (node.leaf != kNoIndex) {
       for (Index t : mesh.leaves[node.leaf]) {
         if (t == kNoIndex || !mesh.triangle_detectable[t]) continue;
@@ -51,7 +52,11 @@ Closest closest_triangle(const ClothMesh& mesh, const Bvh& bvh, const Positions&
         Vec3 barycentric;
         const Vec3 q = closest_point_on_triangle(p, x[c[0]], x[c[1]], x[c[2]], barycentric);
         const double d = (q - p).squaredNorm();
-        if (d < best.distance_squared) best = {t, q, d};
+        // Ties (a point nearest to a shared edge or corner) go to the lower triangle, whatever
+        // the tree's shape and so the order of the search.
+        if (d < best.distance_squared || (d == best.distance_squared && t < best.triangle)) {
+          best = {t, q, d};
+        }
       }
       continue;
     }
