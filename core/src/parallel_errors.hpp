@@ -27,6 +27,10 @@ class ParallelErrors {
     }
   }
 
+  bool failed() const {
+    return failed_.load(std::memory_order_relaxed);
+  }
+
   void rethrow() const {
     if (error_) std::rethrow_exception(error_);
   }

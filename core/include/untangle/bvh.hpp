@@ -88,11 +88,11 @@ class Bvh {
   const std::array<Index, 4>& leaf_corners(Index leaf) const { return leaf_corners_[leaf]; }
 
  private:
-  using Centroid = std::array<double, Kdop18::kAxes>;
+  struct BuildContext;  // what every node's split reads (bvh_build.cpp)
   // Builds the subtree of leaf_ids[begin, end) into nodes_[index, index + 2 (end - begin) - 1),
   // with its volumes and cones (refit_node) once its children are done.
   void build_node(Index index, std::vector<Index>& leaf_ids, std::size_t begin, std::size_t end,
-                  Index parent, Index piece, const Centroid* centroids, const Positions& positions);
+                  Index parent, Index piece, BuildContext& context);
   // top_nodes_ and subtree_roots_ below node n at depth `depth`, in pre-order.
   void collect_split(Index n, std::size_t depth);
   void find_disks();
