@@ -39,7 +39,9 @@ struct Bvh::BuildContext {
   using Centroid = std::array<double, Kdop18::kAxes>;
   std::unique_ptr<Centroid[]> centroids;
   std::unique_ptr<std::array<Index, kMaxLeafNeighbours>[]> neighbours;  // kNoIndex after the last
-  // 2 n: in the leaves of node n, not yet reached by its component walk; 2 n + 1: reached.
+  // 2 n: in the leaves of node n, not yet reached by its component walk; 2 n + 1: reached;
+  // kNotStamped before any walk, so that no leaf outside a node can pass for one of its own.
+  static constexpr std::uint64_t kNotStamped = ~std::uint64_t{0};
   std::unique_ptr<std::uint64_t[]> stamp;
   std::unique_ptr<Index[]> position;  // where a leaf is in the leaves of the node being split
   const Positions* positions;
@@ -95,6 +97,7 @@ Bvh::Bvh(const ClothMesh& mesh, const Positions& positions) : mesh_(&mesh) {
   context.centroids.reset(new BuildContext::Centroid[leaf_count]);
   context.neighbours.reset(new std::array<Index, kMaxLeafNeighbours>[leaf_count]);
   context.stamp.reset(new std::uint64_t[leaf_count]);
+  std::fill_n(context.stamp.get(), leaf_count, BuildContext::kNotStamped);
   context.position.reset(new Index[leaf_count]);
   context.positions = &positions;
   BuildContext::Centroid* centroids = context.centroids.get();
